@@ -1,0 +1,273 @@
+/**
+ * Canonical JSON (Portable Memory spec §3), the only text form Cairn ever hashes or signs.
+ *
+ * Invariant: one value has exactly one serialization. Keys are sorted recursively by Unicode
+ * code point (not UTF-16 code unit, which is what `Array.prototype.sort` uses); there is no
+ * whitespace; strings escape only `"`, `\` and U+0000–U+001F; numbers follow the reference
+ * implementation (integral doubles below 1e16 as integers, everything else in Python `repr`
+ * form, which is shortest round-trip digits); integers beyond 2^53 travel as `bigint` and are
+ * exact through UInt64. Absent optional fields are omitted (`undefined` members are skipped),
+ * never written as `null`.
+ */
+import { InputError, LimitError } from '../errors.js'
+
+/** A JSON value as Cairn reads and writes it: integers beyond 2^53 are `bigint`. */
+export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue }
+
+/** Nesting deeper than this is refused; it also stops cycles. */
+export const MAX_JSON_DEPTH = 256
+
+/** Compares two strings by Unicode code point. */
+export function compareCodePoints(a: string, b: string): number {
+  const length = Math.min(a.length, b.length)
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x !== y) {
+      // Surrogates (D800–DFFF) encode code points >= 0x10000, which sort after E000–FFFF.
+      const cx = x >= 0xd800 && x <= 0xdfff ? x + 0x2800 : x
+      const cy = y >= 0xd800 && y <= 0xdfff ? y + 0x2800 : y
+      return cx - cy
+    }
+  }
+  return a.length - b.length
+}
+
+/** Number text per the reference exporter (Python float repr, integers below 1e16 as digits). */
+export function canonicalNumber(value: number, path = '$'): string {
+  if (!Number.isFinite(value)) {
+    throw new InputError('NOT_FINITE', `${String(value)} has no JSON form`, { path })
+  }
+  if (Number.isInteger(value) && Math.abs(value) < 1e16) return value === 0 ? '0' : String(value)
+  const [mantissa = '', exponentText = '0'] = value.toExponential().split('e')
+  const exponent = Number(exponentText)
+  if (exponent < -4 || exponent >= 16) {
+    const sign = exponent < 0 ? '-' : '+'
+    const digits = String(Math.abs(exponent)).padStart(2, '0')
+    return `${mantissa}e${sign}${digits}`
+  }
+  return String(value)
+}
+
+function canonicalString(value: string, path: string): string {
+  if (!value.isWellFormed()) {
+    throw new InputError('BAD_STRING', 'string holds a lone surrogate, which has no UTF-8 form', { path })
+  }
+  return JSON.stringify(value)
+}
+
+function isObjectLike(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as unknown
+  return proto === Object.prototype || proto === null
+}
+
+function serialize(value: unknown, path: string, depth: number): string {
+  switch (typeof value) {
+    case 'string':
+      return canonicalString(value, path)
+    case 'number':
+      return canonicalNumber(value, path)
+    case 'bigint':
+      return value.toString()
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'object': {
+      if (value === null) return 'null'
+      if (depth >= MAX_JSON_DEPTH) {
+        throw new LimitError('TOO_DEEP', `nesting deeper than ${MAX_JSON_DEPTH}`, { path })
+      }
+      if (Array.isArray(value)) {
+        let out = '['
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i]
+          if (item === undefined) throw new InputError('NOT_JSON', 'array holds undefined', { path: `${path}[${i}]` })
+          if (i > 0) out += ','
+          out += serialize(item, `${path}[${i}]`, depth + 1)
+        }
+        return out + ']'
+      }
+      if (!isObjectLike(value)) {
+        const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object'
+        throw new InputError('NOT_JSON', `${name} is not a JSON value`, { path })
+      }
+      const record = value as Record<string, unknown>
+      const keys = Object.keys(record).filter((key) => record[key] !== undefined)
+      keys.sort(compareCodePoints)
+      let out = '{'
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i] as string
+        if (i > 0) out += ','
+        out += canonicalString(key, path) + ':' + serialize(record[key], `${path}.${key}`, depth + 1)
+      }
+      return out + '}'
+    }
+    default:
+      throw new InputError('NOT_JSON', `${typeof value} is not a JSON value`, { path })
+  }
+}
+
+/**
+ * Serializes a JSON value canonically.
+ * @throws InputError NOT_JSON, NOT_FINITE, BAD_STRING; LimitError TOO_DEEP
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) throw new InputError('NOT_JSON', 'undefined is not a JSON value', { path: '$' })
+  return serialize(value, '$', 0)
+}
+
+const textEncoder = new TextEncoder()
+
+/** Canonical JSON as UTF-8 bytes: what gets hashed. */
+export function canonicalJsonBytes(value: unknown): Uint8Array {
+  return textEncoder.encode(canonicalJson(value))
+}
+
+// Only a run of 16+ digits can be an integer beyond 2^53; anything else parses exactly natively.
+const LONG_DIGIT_RUN = /\d{16}/
+const NUMBER_TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+const INTEGER_TOKEN = /^-?(?:0|[1-9]\d*)$/
+const STRING_TOKEN = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
+const WHITESPACE = /[ \t\n\r]*/y
+
+function positionOf(text: string, index: number): string {
+  let line = 1
+  let column = 1
+  for (let i = 0; i < index && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++
+      column = 1
+    } else column++
+  }
+  return `line ${line} column ${column}`
+}
+
+class BigIntJsonParser {
+  private index = 0
+  constructor(private readonly text: string) {}
+
+  parse(): JsonValue {
+    const value = this.value(0)
+    this.skipWhitespace()
+    if (this.index !== this.text.length) this.fail('unexpected text after the value')
+    return value
+  }
+
+  private fail(message: string): never {
+    throw new InputError('BAD_JSON', `${message} at ${positionOf(this.text, this.index)}`)
+  }
+
+  private skipWhitespace(): void {
+    WHITESPACE.lastIndex = this.index
+    WHITESPACE.exec(this.text)
+    this.index = WHITESPACE.lastIndex
+  }
+
+  private value(depth: number): JsonValue {
+    if (depth > MAX_JSON_DEPTH) throw new LimitError('TOO_DEEP', `nesting deeper than ${MAX_JSON_DEPTH}`)
+    this.skipWhitespace()
+    const char = this.text[this.index]
+    if (char === '{') return this.object(depth)
+    if (char === '[') return this.array(depth)
+    if (char === '"') return this.string()
+    if (this.text.startsWith('true', this.index)) return this.literal('true', true)
+    if (this.text.startsWith('false', this.index)) return this.literal('false', false)
+    if (this.text.startsWith('null', this.index)) return this.literal('null', null)
+    return this.number()
+  }
+
+  private literal<T>(token: string, value: T): T {
+    this.index += token.length
+    return value
+  }
+
+  private number(): number | bigint {
+    NUMBER_TOKEN.lastIndex = this.index
+    const match = NUMBER_TOKEN.exec(this.text)
+    if (!match) this.fail('expected a JSON value')
+    this.index = NUMBER_TOKEN.lastIndex
+    const token = match[0]
+    if (INTEGER_TOKEN.test(token)) {
+      const asNumber = Number(token)
+      return Number.isSafeInteger(asNumber) ? asNumber : BigInt(token)
+    }
+    return Number(token)
+  }
+
+  private string(): string {
+    STRING_TOKEN.lastIndex = this.index
+    const match = STRING_TOKEN.exec(this.text)
+    if (!match) this.fail('malformed string')
+    this.index = STRING_TOKEN.lastIndex
+    return JSON.parse(match[0]) as string
+  }
+
+  private array(depth: number): JsonValue[] {
+    this.index++
+    const items: JsonValue[] = []
+    this.skipWhitespace()
+    if (this.text[this.index] === ']') {
+      this.index++
+      return items
+    }
+    for (;;) {
+      items.push(this.value(depth + 1))
+      this.skipWhitespace()
+      const char = this.text[this.index++]
+      if (char === ']') return items
+      if (char !== ',') {
+        this.index--
+        this.fail('expected "," or "]"')
+      }
+    }
+  }
+
+  private object(depth: number): { [key: string]: JsonValue } {
+    this.index++
+    const record: { [key: string]: JsonValue } = {}
+    this.skipWhitespace()
+    if (this.text[this.index] === '}') {
+      this.index++
+      return record
+    }
+    for (;;) {
+      this.skipWhitespace()
+      if (this.text[this.index] !== '"') this.fail('expected a string key')
+      const key = this.string()
+      this.skipWhitespace()
+      if (this.text[this.index++] !== ':') {
+        this.index--
+        this.fail('expected ":"')
+      }
+      const item = this.value(depth + 1)
+      // Own property even for "__proto__", as JSON.parse does.
+      Object.defineProperty(record, key, { value: item, enumerable: true, writable: true, configurable: true })
+      this.skipWhitespace()
+      const char = this.text[this.index++]
+      if (char === '}') return record
+      if (char !== ',') {
+        this.index--
+        this.fail('expected "," or "}"')
+      }
+    }
+  }
+}
+
+/**
+ * Parses JSON text strictly (RFC 8259), returning integers beyond 2^53 as `bigint` so they
+ * survive a round trip through `canonicalJson` exactly.
+ * @throws InputError BAD_JSON with the line and column; LimitError TOO_DEEP
+ */
+export function parseJson(text: string): JsonValue {
+  if (typeof text !== 'string') throw new InputError('WRONG_TYPE', 'parseJson takes a string')
+  if (!LONG_DIGIT_RUN.test(text)) {
+    try {
+      return JSON.parse(text) as JsonValue
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error)
+      const at = /position (\d+)/.exec(detail)
+      const where = at?.[1] !== undefined ? ` at ${positionOf(text, Number(at[1]))}` : ''
+      throw new InputError('BAD_JSON', `${detail.replace(/ in JSON at position \d+.*$/, '')}${where}`)
+    }
+  }
+  return new BigIntJsonParser(text).parse()
+}

@@ -1,0 +1,50 @@
+/**
+ * Builds a new local event: body with fresh salt, header extending the author's chain, id.
+ * The caller decides the chain position (seq, prev), dependencies and clock; this only encodes.
+ */
+import { LimitError } from '../errors.js'
+import { bytesToHex } from './bytes.js'
+import { canonicalJsonBytes, type JsonValue } from './canonical-json.js'
+import type { CryptoProvider } from './crypto/index.js'
+import type { DecodedEvent } from './decode-envelope.js'
+import { LOG_FORMAT_VERSION, MAX_BODY_BYTES, SALT_BYTES, encodeHeader, type EventBody, type EventHeader, type EventKind } from './event.js'
+import type { Hlc } from './hlc.js'
+import type { AuthorKey, EventId, SpaceId } from './ids.js'
+
+export interface EventDraft {
+  readonly space?: SpaceId
+  readonly author: AuthorKey
+  readonly seq: number
+  readonly prev?: EventId
+  readonly deps: readonly EventId[]
+  readonly clock: Hlc
+  readonly kind: EventKind
+  readonly op: string
+  readonly data: JsonValue
+}
+
+/**
+ * @throws InputError from canonical JSON when `data` is not JSON; LimitError BODY_TOO_LARGE
+ */
+export function buildEvent(draft: EventDraft, crypto: CryptoProvider, salt?: Uint8Array): DecodedEvent {
+  const body: EventBody = { op: draft.op, data: draft.data, salt: bytesToHex(salt ?? crypto.randomBytes(SALT_BYTES)) }
+  const bodyBytes = canonicalJsonBytes({ data: body.data, op: body.op, salt: body.salt })
+  if (bodyBytes.length > MAX_BODY_BYTES) {
+    throw new LimitError('BODY_TOO_LARGE', `body is ${bodyBytes.length} bytes, over ${MAX_BODY_BYTES}`, { field: 'data' })
+  }
+  const header: { -readonly [K in keyof EventHeader]: EventHeader[K] } = {
+    v: LOG_FORMAT_VERSION,
+    author: draft.author,
+    seq: draft.seq,
+    deps: [...draft.deps].sort(),
+    clock: draft.clock,
+    kind: draft.kind,
+    bodyHash: bytesToHex(crypto.sha256(bodyBytes)),
+    bodySize: bodyBytes.length,
+  }
+  if (draft.space !== undefined) header.space = draft.space
+  if (draft.prev !== undefined) header.prev = draft.prev
+  const headerText = encodeHeader(header)
+  const id = bytesToHex(crypto.sha256(headerText)) as EventId
+  return { id, header, headerText, body, bodyBytes }
+}

@@ -1,0 +1,133 @@
+/**
+ * A Cairn home directory: everything one replica needs on disk, in one folder.
+ *
+ *   <dir>/identity.json   this replica's key (mode 0600)
+ *   <dir>/config.json     { type: "cairn-home", version: 1, space, author }
+ *   <dir>/store/          the LevelDB log store
+ *
+ * The CLI's `--dir` and the library's `open({ path })` both mean this folder. Initialization
+ * writes the key and store first and the config last, so a crash mid-init leaves a folder that
+ * `openHome` reports as not initialized rather than a half-made replica.
+ */
+import { promises as fs } from 'node:fs'
+import path from 'node:path'
+import { assertObject } from '../assert.js'
+import { CairnError, InputError, StorageError } from '../errors.js'
+import type { Clock } from './clock.js'
+import type { CryptoProvider } from './crypto/index.js'
+import { Identity } from './identity.js'
+import { readIdentityFile, writeIdentityFile } from './identity-file.js'
+import { assertAuthorKey, assertSpaceId, type AuthorKey, type SpaceId } from './ids.js'
+import { LogStore } from './log-store.js'
+import type { SpaceLog } from './space-log.js'
+
+const CONFIG_TYPE = 'cairn-home'
+const CONFIG_VERSION = 1
+
+export interface HomeConfig {
+  readonly space: SpaceId
+  readonly author: AuthorKey
+}
+
+export interface Home {
+  readonly dir: string
+  readonly identity: Identity
+  readonly store: LogStore
+  readonly log: SpaceLog
+  readonly config: HomeConfig
+}
+
+export interface HomeOptions {
+  readonly crypto?: CryptoProvider
+  readonly clock?: Clock
+  readonly sync?: boolean
+}
+
+export function homePaths(dir: string): { identityFile: string; configFile: string; storeDir: string } {
+  return {
+    identityFile: path.join(dir, 'identity.json'),
+    configFile: path.join(dir, 'config.json'),
+    storeDir: path.join(dir, 'store'),
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.access(file)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function writeConfig(file: string, config: HomeConfig): Promise<void> {
+  const temporary = `${file}.${process.pid}.tmp`
+  await fs.writeFile(temporary, `${JSON.stringify({ type: CONFIG_TYPE, version: CONFIG_VERSION, ...config }, null, 2)}\n`)
+  await fs.rename(temporary, file)
+}
+
+/**
+ * Creates a home: a new identity and either a new space it owns, or (with `space`) an empty
+ * replica of an existing space that learns the genesis from its first sync.
+ * @throws InputError ALREADY_INITIALIZED
+ */
+export async function initHome(dir: string, options: HomeOptions & { name?: string; space?: string; identity?: Identity } = {}): Promise<Home> {
+  const paths = homePaths(dir)
+  if (await exists(paths.configFile)) {
+    throw new InputError('ALREADY_INITIALIZED', 'a Cairn home already exists here', { file: dir })
+  }
+  const space = options.space === undefined ? undefined : assertSpaceId(options.space, 'space')
+  const identity = options.identity ?? Identity.generate(options.crypto)
+  await fs.mkdir(dir, { recursive: true })
+  await writeIdentityFile(paths.identityFile, identity)
+  const store = await LogStore.open({ path: paths.storeDir, ...options })
+  try {
+    const log = space === undefined
+      ? await store.createSpace(identity, options.name === undefined ? {} : { name: options.name })
+      : await store.openSpace(space)
+    const config: HomeConfig = { space: log.space, author: identity.author }
+    await writeConfig(paths.configFile, config)
+    return { dir, identity, store, log, config }
+  } catch (error) {
+    await store.close()
+    throw error
+  }
+}
+
+/**
+ * Opens an initialized home.
+ * @throws InputError NOT_INITIALIZED, BAD_CONFIG; StorageError STORE_LOCKED, STORE_UNAVAILABLE;
+ *   AuthError KEY_FILE_PERMISSIONS, KEY_MISMATCH
+ */
+export async function openHome(dir: string, options: HomeOptions = {}): Promise<Home> {
+  const paths = homePaths(dir)
+  let text: string
+  try {
+    text = await fs.readFile(paths.configFile, 'utf8')
+  } catch {
+    throw new InputError('NOT_INITIALIZED', 'no Cairn home here (run `cairn init` first)', { file: dir })
+  }
+  let config: HomeConfig
+  try {
+    const raw = assertObject(JSON.parse(text), 'config')
+    if (raw.type !== CONFIG_TYPE || raw.version !== CONFIG_VERSION) throw new Error(`expected type "${CONFIG_TYPE}" version ${CONFIG_VERSION}`)
+    config = { space: assertSpaceId(raw.space, 'space'), author: assertAuthorKey(raw.author, 'author') }
+  } catch (error) {
+    throw new InputError('BAD_CONFIG', `config does not decode: ${(error as Error).message}`, { file: paths.configFile })
+  }
+  const identity = await readIdentityFile(paths.identityFile, options.crypto)
+  if (identity.author !== config.author) {
+    throw new InputError('BAD_CONFIG', 'the key file and the config name different authors', { file: paths.configFile })
+  }
+  if (!(await exists(paths.storeDir))) {
+    throw new StorageError('STORE_MISSING', 'the store directory is missing', { file: paths.storeDir })
+  }
+  const store = await LogStore.open({ path: paths.storeDir, ...options })
+  try {
+    return { dir, identity, store, log: await store.openSpace(config.space), config }
+  } catch (error) {
+    await store.close()
+    if (error instanceof CairnError) throw error
+    throw new StorageError('CORRUPT_STORE', `the store cannot be read: ${(error as Error).message}`, { file: paths.storeDir }, { cause: error })
+  }
+}

@@ -1,0 +1,25 @@
+/** The event log: canonical bytes, signed events, hash chains, and the store that verifies them. */
+export { canonicalJson, canonicalJsonBytes, parseJson, compareCodePoints, type JsonValue } from './canonical-json.js'
+export { bytesToHex, hexToBytes } from './bytes.js'
+export { defaultCrypto, NativeCrypto, NobleCrypto, hasNativeCrypto, type CryptoProvider, type Signer } from './crypto/index.js'
+export { Identity } from './identity.js'
+export { readIdentityFile, writeIdentityFile } from './identity-file.js'
+export { SystemClock, ManualClock, type Clock } from './clock.js'
+export { compareHlc, nextHlc, type Hlc } from './hlc.js'
+export {
+  encodeHeader, decodeHeader, encodeBody, decodeBody, LOG_FORMAT_VERSION, MAX_BODY_BYTES, MAX_DEPS,
+  type EventHeader, type EventBody, type EventEnvelope, type EventKind,
+} from './event.js'
+export { buildEvent, type EventDraft } from './event-builder.js'
+export { eventSignable, EVENT_SIGNATURE_DOMAIN, domainTag } from './signable.js'
+export { assertEventId, assertAuthorKey, assertSpaceId, shortId, type EventId, type AuthorKey, type SpaceId } from './ids.js'
+export { joinVectors, vectorIncludes, vectorDominates, type VersionVector } from './version-vector.js'
+export { RIGHTS, GENESIS_OP, GRANT_OP, REVOKE_OP, type Right } from './authorization.js'
+export { LevelLogStorage } from './level-storage.js'
+export type { LogStorage, StorageWrite, StorageRange } from './storage.js'
+export { LogStore, type LogStoreOptions } from './log-store.js'
+export { SpaceLog, MAX_HELD_EVENTS, type AppendEntry, type IngestResult, type SpaceLogEvents } from './space-log.js'
+export type { LogEvent, BodyState } from './log-event.js'
+export type { VerifyReport, VerifyProblem } from './log-verifier.js'
+export type { EquivocationRecord } from './store-records.js'
+export { initHome, openHome, homePaths, type Home, type HomeConfig, type HomeOptions } from './home-directory.js'

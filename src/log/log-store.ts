@@ -1,0 +1,103 @@
+/**
+ * A log store: one LevelDB (or in-memory) database holding any number of spaces. It creates
+ * spaces (writing their genesis), opens existing ones, and opens empty replicas of spaces that
+ * live elsewhere, which learn their genesis from the first ingest.
+ */
+import { assertObject, assertString } from '../assert.js'
+import { InputError } from '../errors.js'
+import { ApplyBatch } from './apply-batch.js'
+import { GENESIS_OP } from './authorization.js'
+import { SystemClock, type Clock } from './clock.js'
+import { defaultCrypto, type CryptoProvider } from './crypto/index.js'
+import { buildEvent } from './event-builder.js'
+import { nextHlc } from './hlc.js'
+import type { Identity } from './identity.js'
+import { assertSpaceId, type SpaceId } from './ids.js'
+import { LevelLogStorage } from './level-storage.js'
+import { eventSignable } from './signable.js'
+import { SpaceLog } from './space-log.js'
+import { SpaceState } from './space-state.js'
+import type { LogStorage } from './storage.js'
+import { keys } from './store-keys.js'
+
+export interface LogStoreOptions {
+  /** A directory for a LevelDB store; without one the store lives in memory. */
+  readonly path?: string
+  /** Use this storage instead of opening one (tests, other backends). */
+  readonly storage?: LogStorage
+  readonly crypto?: CryptoProvider
+  readonly clock?: Clock
+  /** fsync every write: survive power loss, not only process crashes. Slower. */
+  readonly sync?: boolean
+}
+
+export class LogStore {
+  private readonly spaces = new Map<SpaceId, Promise<SpaceLog>>()
+
+  private constructor(readonly storage: LogStorage, readonly crypto: CryptoProvider, readonly clock: Clock) {}
+
+  /**
+   * @throws StorageError STORE_LOCKED, STORE_UNAVAILABLE
+   */
+  static async open(options: LogStoreOptions = {}): Promise<LogStore> {
+    const raw = assertObject(options, 'options')
+    const path = raw.path === undefined ? undefined : assertString(raw.path, 'options.path')
+    const storage = options.storage ??
+      (path !== undefined ? await LevelLogStorage.openDisk(path, { sync: options.sync ?? false }) : await LevelLogStorage.openMemory())
+    return new LogStore(storage, options.crypto ?? defaultCrypto(), options.clock ?? new SystemClock())
+  }
+
+  /** Starts a new space owned by `identity`; its id is the id of the genesis event. */
+  async createSpace(identity: Identity, options: { name?: string } = {}): Promise<SpaceLog> {
+    const name = options.name === undefined ? undefined : assertString(options.name, 'name')
+    const now = this.clock.nowMs()
+    const genesis = buildEvent({
+      author: identity.author, seq: 1, deps: [], clock: nextHlc(now, []), kind: 'control',
+      op: GENESIS_OP, data: name === undefined ? {} : { name },
+    }, this.crypto)
+    const space = genesis.id as string as SpaceId
+    const state = await SpaceState.load(this.storage, space)
+    const batch = new ApplyBatch(state, now)
+    const staged = await batch.apply(genesis)
+    staged.signature = identity.sign(eventSignable(genesis.id))
+    await this.storage.write(batch.writes())
+    batch.commit()
+    const log = new SpaceLog(this.storage, state, this.crypto, this.clock)
+    this.spaces.set(space, Promise.resolve(log))
+    return log
+  }
+
+  /**
+   * Opens a space. If this store has never seen it, the log starts empty and waits for the
+   * genesis to arrive through `ingest`.
+   */
+  openSpace(space: string): Promise<SpaceLog> {
+    const id = assertSpaceId(space, 'space')
+    let log = this.spaces.get(id)
+    if (!log) {
+      log = SpaceState.load(this.storage, id).then((state) => new SpaceLog(this.storage, state, this.crypto, this.clock))
+      log.catch(() => this.spaces.delete(id))
+      this.spaces.set(id, log)
+    }
+    return log
+  }
+
+  /** Like openSpace, but refuses a space this store holds nothing of. */
+  async existingSpace(space: string): Promise<SpaceLog> {
+    const log = await this.openSpace(space)
+    if (!log.hasGenesis) throw new InputError('UNKNOWN_SPACE', 'this store holds no such space', { space })
+    return log
+  }
+
+  /** The spaces whose genesis this store holds. */
+  async listSpaces(): Promise<SpaceId[]> {
+    const prefix = keys.spaceEntryPrefix()
+    const out: SpaceId[] = []
+    for await (const key of this.storage.keys({ gte: prefix, lt: keys.end(prefix) })) out.push(key.slice(prefix.length) as SpaceId)
+    return out
+  }
+
+  async close(): Promise<void> {
+    await this.storage.close()
+  }
+}

@@ -1,0 +1,478 @@
+/**
+ * One space's log in a store: local appends, ingest of shipped events, reads, body erasure.
+ *
+ * Invariants: every write is one atomic storage batch, checked in full before it is written;
+ * every stored event verified (id, chain, signature, clock, authorization) on the way in;
+ * each author's stored chain ends at a signed event; an erased body is never stored again.
+ */
+import { assertArray, assertObject, assertString } from '../assert.js'
+import { AuthError, CairnError, InputError, LimitError } from '../errors.js'
+import { ApplyBatch, type StagedEvent } from './apply-batch.js'
+import { GRANT_OP, REVOKE_OP, RIGHTS, type Right } from './authorization.js'
+import { authenticateChains, type Equivocation } from './chain-authentication.js'
+import type { JsonValue } from './canonical-json.js'
+import type { Clock } from './clock.js'
+import type { CryptoProvider } from './crypto/index.js'
+import { assertEnvelopeList, decodeEnvelope, type DecodedEvent } from './decode-envelope.js'
+import { decodeBody, decodeHeader, MAX_OP_LENGTH, type EventEnvelope, type EventKind } from './event.js'
+import { buildEvent } from './event-builder.js'
+import { nextHlc } from './hlc.js'
+import type { Identity } from './identity.js'
+import { assertAuthorKey, assertEventId, type AuthorKey, type EventId, type SpaceId } from './ids.js'
+import { planIngest, type Candidate } from './ingest-plan.js'
+import { Listeners } from './listeners.js'
+import { toEnvelope, toLogEvent, type LogEvent } from './log-event.js'
+import { verifyLog, type VerifyReport } from './log-verifier.js'
+import { Mutex } from './mutex.js'
+import { eventSignable } from './signable.js'
+import { requirementsOf, type SpaceState } from './space-state.js'
+import type { LogStorage, StorageWrite } from './storage.js'
+import { keys } from './store-keys.js'
+import {
+  decodeEventRecord, decodeIdRun, decodePending, encodeEquivocation, encodeEventRecord, encodePending,
+  type EquivocationRecord, type EventRecord,
+} from './store-records.js'
+import { sortVector, type VersionVector } from './version-vector.js'
+
+/** More held events than this in one space is refused: a peer cannot fill the disk with orphans. */
+export const MAX_HELD_EVENTS = 250_000
+
+export interface AppendEntry {
+  readonly op: string
+  readonly data?: JsonValue
+}
+
+export interface IngestResult {
+  /** Newly applied events, in apply order (including held ones this ingest released). */
+  readonly applied: LogEvent[]
+  /** Events held until their dependencies arrive. */
+  readonly held: EventId[]
+  /** Events this store already had. */
+  readonly duplicates: number
+  /** Events whose missing body this ingest supplied. */
+  readonly filled: EventId[]
+  /** Held events released by this ingest that failed their checks and were dropped. */
+  readonly rejected: { readonly id: EventId; readonly error: CairnError }[]
+}
+
+export interface SpaceLogEvents {
+  'events-applied': readonly LogEvent[]
+  'bodies-erased': readonly EventId[]
+  'equivocation': EquivocationRecord
+  [name: string]: unknown
+}
+
+function validateEntry(entry: unknown, index: number): AppendEntry {
+  const raw = assertObject(entry, `entries[${index}]`)
+  const op = assertString(raw.op, `entries[${index}].op`)
+  if (op.length === 0 || op.length > MAX_OP_LENGTH) {
+    throw new InputError('BAD_OP', `op must be 1..${MAX_OP_LENGTH} characters`, { field: `entries[${index}].op` })
+  }
+  if (op.startsWith('space.')) {
+    throw new InputError('BAD_OP', `"${op}" is reserved for control events; use grant() or revoke()`, { field: `entries[${index}].op` })
+  }
+  return { op, data: raw.data === undefined ? null : (raw.data as JsonValue) }
+}
+
+export class SpaceLog {
+  private readonly listeners = new Listeners<SpaceLogEvents>()
+  private readonly mutex = new Mutex()
+
+  constructor(
+    private readonly storage: LogStorage,
+    private readonly state: SpaceState,
+    private readonly crypto: CryptoProvider,
+    private readonly clock: Clock,
+  ) {}
+
+  get space(): SpaceId {
+    return this.state.space
+  }
+
+  /** The owner's key, once the genesis is applied. */
+  get owner(): AuthorKey | undefined {
+    return this.state.owner
+  }
+
+  get hasGenesis(): boolean {
+    return this.state.meta !== undefined
+  }
+
+  get heldCount(): number {
+    return this.state.pending.size
+  }
+
+  on<Name extends keyof SpaceLogEvents>(name: Name, listener: (payload: SpaceLogEvents[Name]) => void): () => void {
+    return this.listeners.on(name, listener)
+  }
+
+  /**
+   * Appends one data event, signed on its own (the interactive path).
+   * @throws InputError BAD_OP, NOT_JSON…; AuthError NOT_AUTHORIZED; LimitError BODY_TOO_LARGE
+   */
+  async append(identity: Identity, entry: AppendEntry): Promise<LogEvent> {
+    return (await this.appendBatch(identity, [entry], { signEach: true }))[0] as LogEvent
+  }
+
+  /**
+   * Appends events atomically: all are stored or none. One signature over the newest id covers
+   * the batch through the hash chain, unless `signEach` is set.
+   */
+  async appendBatch(identity: Identity, entries: readonly AppendEntry[], options: { signEach?: boolean } = {}): Promise<LogEvent[]> {
+    const list = assertArray(entries, 'entries').map(validateEntry)
+    if (list.length === 0) return []
+    return this.appendChecked(identity, list.map((entry) => ({ ...entry, kind: 'data' as EventKind })), options.signEach ?? false)
+  }
+
+  /** Gives `author` rights in this space (default: write). Needs the admin right. */
+  async grant(identity: Identity, author: string, rights: readonly Right[] = ['write']): Promise<LogEvent> {
+    const target = assertAuthorKey(author, 'author')
+    const list = assertArray(rights, 'rights').map((right, i) => {
+      if (!RIGHTS.includes(right as Right)) throw new InputError('BAD_VALUE', `unknown right "${String(right)}"`, { field: `rights[${i}]` })
+      return right as Right
+    })
+    const [event] = await this.appendChecked(identity, [{ op: GRANT_OP, data: { author: target, rights: [...list] }, kind: 'control' }], true)
+    return event as LogEvent
+  }
+
+  /** Withdraws `author`'s rights. Events that have seen the revoke are refused from then on. */
+  async revoke(identity: Identity, author: string): Promise<LogEvent> {
+    const target = assertAuthorKey(author, 'author')
+    const [event] = await this.appendChecked(identity, [{ op: REVOKE_OP, data: { author: target }, kind: 'control' }], true)
+    return event as LogEvent
+  }
+
+  private appendChecked(
+    identity: Identity,
+    entries: readonly (AppendEntry & { kind: EventKind })[],
+    signEach: boolean,
+  ): Promise<LogEvent[]> {
+    return this.mutex.run(async () => {
+      if (!this.state.meta) {
+        throw new AuthError('NO_GENESIS', 'this replica has not received the space genesis yet; ingest from a peer first', { space: this.space })
+      }
+      const author = identity.author
+      const now = this.clock.nowMs()
+      const batch = new ApplyBatch(this.state, now)
+      const salts = this.crypto.randomBytes(16 * entries.length)
+      const staged: StagedEvent[] = []
+      for (let i = 0; i < entries.length; i++) {
+        const entry = entries[i] as AppendEntry & { kind: EventKind }
+        const tip = batch.tip(author)
+        const deps: EventId[] = []
+        const clocks = tip ? [tip.clock] : []
+        if (i === 0) {
+          for (const [other, otherTip] of batch.allTips()) {
+            if (other !== author && otherTip.seq > (tip?.vector[other] ?? 0)) {
+              deps.push(otherTip.id)
+              clocks.push(otherTip.clock)
+            }
+          }
+        }
+        const event = buildEvent({
+          space: this.space, author, seq: (tip?.seq ?? 0) + 1, ...(tip ? { prev: tip.id } : {}),
+          deps, clock: nextHlc(now, clocks), kind: entry.kind, op: entry.op, data: entry.data ?? null,
+        }, this.crypto, salts.subarray(16 * i, 16 * (i + 1)))
+        staged.push(await batch.apply(event))
+      }
+      for (let i = 0; i < staged.length; i++) {
+        const item = staged[i] as StagedEvent
+        if (signEach || i === staged.length - 1) item.signature = identity.sign(eventSignable(item.event.id))
+      }
+      await this.storage.write(batch.writes())
+      batch.commit()
+      return this.announce(batch.applied)
+    })
+  }
+
+  /**
+   * Ingests events shipped from another replica: verifies ids, bodies, chains, signatures,
+   * clocks and authorization; applies what it can in causal order; holds events whose
+   * dependencies are missing until they arrive. All-or-nothing for the events passed in.
+   * @throws VerifyError, AuthError (EQUIVOCATION names both ids), InputError, LimitError
+   */
+  async ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
+    const list = assertEnvelopeList(events)
+    const decoded = new Map<EventId, DecodedEvent>()
+    list.forEach((value, index) => {
+      const event = decodeEnvelope(value, index, this.space, this.crypto)
+      const seen = decoded.get(event.id)
+      // Keep the richest copy of a duplicated envelope.
+      if (!seen || (!seen.signature && event.signature) || (!seen.body && event.body)) {
+        decoded.set(event.id, { ...seen, ...event, ...(seen?.signature && !event.signature ? { signature: seen.signature } : {}) })
+      }
+    })
+    return this.mutex.run(async () => {
+      const auth = await authenticateChains([...decoded.values()], this.state, this.crypto)
+      if (auth.equivocation) throw await this.recordEquivocation(auth.equivocation)
+      const fresh: Candidate[] = auth.fresh.map(({ event, segmentEnd }) => ({ event, segmentEnd, wasHeld: false }))
+      const plan = await planIngest(fresh, this.state, this.space, (id) => this.loadHeld(id))
+      if (this.state.pending.size + plan.hold.length > MAX_HELD_EVENTS) {
+        throw new LimitError('TOO_MANY_HELD', `holding more than ${MAX_HELD_EVENTS} events with missing dependencies`, { space: this.space })
+      }
+
+      const batch = new ApplyBatch(this.state, this.clock.nowMs())
+      const rejected: { id: EventId; error: CairnError }[] = []
+      const dropped = new Set<EventId>()
+      for (const candidate of plan.apply) {
+        const { event } = candidate
+        const requires = requirementsOf(event.id, event.header, this.space)
+        if (requires.some((id) => dropped.has(id))) {
+          dropped.add(event.id)
+          if (candidate.wasHeld) rejected.push({ id: event.id, error: new InputError('DEPENDENCY_REJECTED', 'depends on a rejected event', { event: event.id }) })
+          continue
+        }
+        try {
+          await batch.apply(event)
+        } catch (error) {
+          const failure = batch.equivocation ? await this.recordEquivocation(batch.equivocation) : error
+          batch.equivocation = undefined
+          if (!candidate.wasHeld || !(failure instanceof CairnError)) throw failure
+          dropped.add(event.id)
+          rejected.push({ id: event.id, error: failure })
+        }
+      }
+
+      const writes: StorageWrite[] = batch.writes()
+      const filled = await this.fillBodies(auth.duplicates, writes)
+      for (const candidate of plan.apply) {
+        if (candidate.wasHeld) writes.push({ type: 'del', key: keys.pending(this.space, candidate.event.id) })
+      }
+      for (const { event, segmentEnd } of plan.hold) {
+        writes.push({
+          type: 'put',
+          key: keys.pending(this.space, event.id),
+          value: encodePending({
+            id: event.id, header: event.headerText, segmentEnd,
+            ...(event.bodyBytes ? { body: event.bodyBytes } : {}),
+            ...(event.signature ? { signature: event.signature } : {}),
+          }),
+        })
+      }
+      await this.storage.write(writes)
+      batch.commit()
+      for (const candidate of plan.apply) if (candidate.wasHeld) this.state.release(candidate.event.id)
+      for (const { event, segmentEnd } of plan.hold) {
+        await this.state.hold({
+          id: event.id, author: event.header.author, seq: event.header.seq,
+          ...(event.header.prev ? { prev: event.header.prev } : {}),
+          requires: requirementsOf(event.id, event.header, this.space), segmentEnd,
+        })
+      }
+      return {
+        applied: this.announce(batch.applied),
+        held: plan.hold.map((candidate) => candidate.event.id),
+        duplicates: auth.duplicates.length,
+        filled,
+        rejected,
+      }
+    })
+  }
+
+  /**
+   * Erases the bodies of applied data events: the body bytes are deleted and compacted out of
+   * the store's files, the header stays (so chains and signatures still verify), and the
+   * event is marked so that a body re-sent later is never stored again.
+   * @returns the ids whose bodies were erased now
+   * @throws InputError UNKNOWN_EVENT; AuthError NOT_ERASABLE for control events
+   */
+  async erase(ids: readonly string[]): Promise<EventId[]> {
+    const list = assertArray(ids, 'ids').map((id, i) => assertEventId(id, `ids[${i}]`))
+    return this.mutex.run(async () => {
+      const records = await this.storage.getMany(list.map((id) => keys.event(this.space, id)))
+      const writes: StorageWrite[] = []
+      const erased: EventId[] = []
+      list.forEach((id, i) => {
+        const bytes = records[i]
+        if (bytes === undefined) throw new InputError('UNKNOWN_EVENT', 'no applied event has this id', { event: id })
+        const record = decodeEventRecord(bytes, keys.event(this.space, id))
+        if (decodeHeader(record.header, id).kind === 'control') {
+          throw new AuthError('NOT_ERASABLE', 'control events keep their bodies so authorization stays checkable', { event: id })
+        }
+        if (record.erased) return
+        const { body: _body, ...rest } = record
+        writes.push({ type: 'put', key: keys.event(this.space, id), value: encodeEventRecord({ ...rest, erased: true }) })
+        erased.push(id)
+      })
+      if (erased.length === 0) return erased
+      await this.storage.write(writes)
+      const sorted = [...erased].sort()
+      await this.storage.compact(keys.event(this.space, sorted[0] as string), keys.event(this.space, `${sorted[sorted.length - 1]}\uffff`))
+      this.listeners.emit('bodies-erased', erased)
+      return erased
+    })
+  }
+
+  async get(id: string): Promise<LogEvent | undefined> {
+    const eventId = assertEventId(id, 'id')
+    const record = await this.state.readRecord(eventId)
+    return record ? toLogEvent(eventId, record) : undefined
+  }
+
+  async getBySeq(author: string, seq: number): Promise<LogEvent | undefined> {
+    const key = assertAuthorKey(author, 'author')
+    const id = (await this.state.idsBySeq(key, seq, seq)).get(seq)
+    return id === undefined ? undefined : this.get(id)
+  }
+
+  /** The author's events with seq in [fromSeq, toSeq], in seq order. */
+  async *range(author: string, fromSeq = 1, toSeq = Number.MAX_SAFE_INTEGER): AsyncIterable<LogEvent> {
+    const key = assertAuthorKey(author, 'author')
+    const last = Math.min(toSeq, this.state.tips.get(key)?.seq ?? 0)
+    const chunk = 1024
+    for (let from = Math.max(1, fromSeq); from <= last; from += chunk) {
+      const ids = await this.state.idsBySeq(key, from, Math.min(last, from + chunk - 1))
+      const ordered = [...ids.entries()].sort((a, b) => a[0] - b[0]).map(([, id]) => id)
+      for (const event of await this.readMany(ordered)) yield event
+    }
+  }
+
+  /** Events in the order this store applied them (a causal order), after local position `after`. */
+  async *readApplied(after = 0): AsyncIterable<LogEvent> {
+    const prefix = keys.orderPrefix(this.space)
+    let start = keys.order(this.space, after + 1)
+    for await (const [key] of this.storage.entries({ gte: prefix, lte: start, reverse: true, limit: 1 })) start = key
+    for await (const [key, value] of this.storage.entries({ gte: start, lt: keys.end(prefix) })) {
+      for (const event of await this.readMany(decodeIdRun(value, key))) if (event.local > after) yield event
+    }
+  }
+
+  /**
+   * Envelopes of every event beyond `since`, in apply order (causal), ready for another
+   * replica's `ingest`. Each author's run carries the signature of its newest event.
+   * `withBody` decides per event whether its body travels (default: always, when stored).
+   */
+  async envelopesSince(since: VersionVector = {}, options: { withBody?: (event: LogEvent) => boolean } = {}): Promise<EventEnvelope[]> {
+    const rows: { id: EventId; record: EventRecord; author: AuthorKey }[] = []
+    for (const [author, tip] of this.state.tips) {
+      const from = (since[author] ?? 0) + 1
+      if (from > tip.seq) continue
+      const ids = [...(await this.state.idsBySeq(author, from, tip.seq)).values()]
+      const values = await this.storage.getMany(ids.map((id) => keys.event(this.space, id)))
+      values.forEach((bytes, i) => {
+        const id = ids[i] as EventId
+        if (bytes) rows.push({ id, record: decodeEventRecord(bytes, keys.event(this.space, id)), author })
+      })
+    }
+    rows.sort((a, b) => a.record.local - b.record.local)
+    const lastOfAuthor = new Map<AuthorKey, EventId>()
+    for (const row of rows) lastOfAuthor.set(row.author, row.id)
+    return rows.map(({ id, record, author }) => {
+      const withBody = options.withBody ? options.withBody(toLogEvent(id, record)) : true
+      return toEnvelope(id, record, withBody, lastOfAuthor.get(author) === id)
+    })
+  }
+
+  /** Events no other stored event has in its causal past, sorted. */
+  heads(): EventId[] {
+    const heads: EventId[] = []
+    for (const [author, tip] of this.state.tips) {
+      let covered = false
+      for (const [other, otherTip] of this.state.tips) {
+        if (other !== author && (otherTip.vector[author] ?? 0) >= tip.seq) covered = true
+      }
+      if (!covered) heads.push(tip.id)
+    }
+    return heads.sort()
+  }
+
+  /** For each author, the highest seq applied here. */
+  versionVector(): VersionVector {
+    const vector: Record<string, number> = {}
+    for (const [author, tip] of this.state.tips) vector[author] = tip.seq
+    return sortVector(vector)
+  }
+
+  authors(): AuthorKey[] {
+    return [...this.state.tips.keys()].sort()
+  }
+
+  /** The rights an author holds as of everything this store has applied. */
+  rightsOf(author: string): Right[] {
+    const key = assertAuthorKey(author, 'author')
+    if (!this.state.authority) return []
+    const vector: Record<string, number> = {}
+    for (const [other, tip] of this.state.tips) vector[other] = tip.seq
+    return [...this.state.authority.rightsAt(key, vector)].sort()
+  }
+
+  equivocations(): EquivocationRecord[] {
+    return [...this.state.equivocations.values()]
+  }
+
+  /** Re-checks every stored event: ids, chains, signatures, bodies, clocks, grants, indexes. */
+  verify(options: { maxProblems?: number } = {}): Promise<VerifyReport> {
+    return verifyLog(this.storage, this.space, this.crypto, options)
+  }
+
+  private async readMany(ids: readonly EventId[]): Promise<LogEvent[]> {
+    const values = await this.storage.getMany(ids.map((id) => keys.event(this.space, id)))
+    const events: LogEvent[] = []
+    values.forEach((bytes, i) => {
+      const id = ids[i] as EventId
+      if (bytes) events.push(toLogEvent(id, decodeEventRecord(bytes, keys.event(this.space, id))))
+    })
+    return events
+  }
+
+  private async loadHeld(id: EventId): Promise<Candidate> {
+    const key = keys.pending(this.space, id)
+    const bytes = await this.storage.get(key)
+    if (!bytes) throw new InputError('UNKNOWN_EVENT', 'held event is missing from the store', { event: id })
+    const record = decodePending(bytes, key)
+    const header = decodeHeader(record.header, id)
+    return {
+      event: {
+        id, header, headerText: record.header,
+        ...(record.body ? { body: decodeBody(record.body, id), bodyBytes: record.body } : {}),
+        ...(record.signature ? { signature: record.signature } : {}),
+      },
+      segmentEnd: record.segmentEnd,
+      wasHeld: true,
+    }
+  }
+
+  private async fillBodies(duplicates: readonly DecodedEvent[], writes: StorageWrite[]): Promise<EventId[]> {
+    const candidates = duplicates.filter((event) => event.bodyBytes !== undefined)
+    if (candidates.length === 0) return []
+    const values = await this.storage.getMany(candidates.map((event) => keys.event(this.space, event.id)))
+    const filled: EventId[] = []
+    candidates.forEach((event, i) => {
+      const bytes = values[i]
+      if (!bytes) return
+      const record = decodeEventRecord(bytes, keys.event(this.space, event.id))
+      if (record.erased || record.body !== undefined) return
+      writes.push({ type: 'put', key: keys.event(this.space, event.id), value: encodeEventRecord({ ...record, body: event.bodyBytes as Uint8Array }) })
+      filled.push(event.id)
+    })
+    return filled
+  }
+
+  /** Flags the author (once, persistently) and returns the error to throw. */
+  private async recordEquivocation(equivocation: Equivocation): Promise<AuthError> {
+    const record: EquivocationRecord = { ...equivocation, detectedAt: this.clock.nowMs() }
+    if (!this.state.equivocations.has(record.author)) {
+      await this.storage.write([{ type: 'put', key: keys.flag(this.space, record.author), value: encodeEquivocation(record) }])
+      this.state.equivocations.set(record.author, record)
+      this.listeners.emit('equivocation', record)
+    }
+    const [first, second] = equivocation.ids
+    return new AuthError('EQUIVOCATION', `author signed two different events at seq ${equivocation.seq}: ${first} and ${second}`, {
+      author: equivocation.author, seq: equivocation.seq, event: second,
+    })
+  }
+
+  private announce(applied: readonly StagedEvent[]): LogEvent[] {
+    const events: LogEvent[] = applied.map((staged) => ({
+      id: staged.event.id,
+      header: staged.event.header,
+      ...(staged.event.body ? { body: staged.event.body } : {}),
+      bodyState: staged.event.body ? 'present' : 'absent',
+      ...(staged.signature ? { signature: staged.signature } : {}),
+      local: staged.local,
+      recordedAt: staged.recordedAt,
+    }))
+    if (events.length > 0) this.listeners.emit('events-applied', events)
+    return events
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The key-value storage a log store sits on: ordered string keys, byte values, atomic batches.
+ * Kept small so other backends (IndexedDB through browser-level, say) drop in; every
+ * implementation runs the shared suite in test/log/storage.suite.ts.
+ */
+
+export type StorageWrite =
+  | { readonly type: 'put'; readonly key: string; readonly value: Uint8Array }
+  | { readonly type: 'del'; readonly key: string }
+
+export interface StorageRange {
+  readonly gt?: string
+  readonly gte?: string
+  readonly lt?: string
+  readonly lte?: string
+  readonly reverse?: boolean
+  readonly limit?: number
+}
+
+export interface LogStorage {
+  /** Where the data lives, for messages: a directory, or "memory". */
+  readonly location: string
+  get(key: string): Promise<Uint8Array | undefined>
+  getMany(keys: readonly string[]): Promise<(Uint8Array | undefined)[]>
+  /** Applies every write or none: after a crash the storage holds the whole batch or nothing. */
+  write(writes: readonly StorageWrite[]): Promise<void>
+  entries(range: StorageRange): AsyncIterable<[string, Uint8Array]>
+  keys(range: StorageRange): AsyncIterable<string>
+  /**
+   * Rewrites the storage of a key range so that overwritten and deleted values no longer exist
+   * in its files. Erasure depends on this: a deleted body must not linger in old data files.
+   */
+  compact(start: string, end: string): Promise<void>
+  close(): Promise<void>
+}

@@ -1,0 +1,49 @@
+/**
+ * The key layout of a log store. Every key of a space starts with the space id (64 hex) and a
+ * one-letter table; numbers are fixed-width hex so string order is numeric order.
+ *
+ *   <space>:m                      space meta (owner, genesis, next local seq)
+ *   <space>:e:<id>                 event record (header bytes, body bytes, signature, flags)
+ *   <space>:r:<author>:<seq>       a run of the author's event ids starting at seq
+ *   <space>:o:<local>              a run of event ids in the order this store applied them
+ *   <space>:v:<author>:<seq>       causal vector at an event that has deps (and at seq 1)
+ *   <space>:t:<author>             the author's newest event (the chain tip)
+ *   <space>:c:<local>              an applied grant or revoke
+ *   <space>:p:<id>                 an event held until its dependencies arrive
+ *   <space>:f:<author>             an equivocation by the author
+ *   g:space:<space>                the spaces this store holds
+ */
+
+const SEQ_WIDTH = 14 // 2^53 fits in 14 hex digits
+
+export function seqKey(seq: number): string {
+  return seq.toString(16).padStart(SEQ_WIDTH, '0')
+}
+
+export const keys = {
+  meta: (space: string) => `${space}:m`,
+  event: (space: string, id: string) => `${space}:e:${id}`,
+  eventPrefix: (space: string) => `${space}:e:`,
+  run: (space: string, author: string, seq: number) => `${space}:r:${author}:${seqKey(seq)}`,
+  runPrefix: (space: string, author: string) => `${space}:r:${author}:`,
+  order: (space: string, local: number) => `${space}:o:${seqKey(local)}`,
+  orderPrefix: (space: string) => `${space}:o:`,
+  anchor: (space: string, author: string, seq: number) => `${space}:v:${author}:${seqKey(seq)}`,
+  anchorPrefix: (space: string, author: string) => `${space}:v:${author}:`,
+  tip: (space: string, author: string) => `${space}:t:${author}`,
+  tipPrefix: (space: string) => `${space}:t:`,
+  control: (space: string, local: number) => `${space}:c:${seqKey(local)}`,
+  controlPrefix: (space: string) => `${space}:c:`,
+  pending: (space: string, id: string) => `${space}:p:${id}`,
+  pendingPrefix: (space: string) => `${space}:p:`,
+  flag: (space: string, author: string) => `${space}:f:${author}`,
+  flagPrefix: (space: string) => `${space}:f:`,
+  spaceEntry: (space: string) => `g:space:${space}`,
+  spaceEntryPrefix: () => 'g:space:',
+  /** Upper bound for a prefix range: every key starting with `prefix` sorts below this. */
+  end: (prefix: string) => `${prefix}\uffff`,
+}
+
+export function parseSeqKey(text: string): number {
+  return parseInt(text, 16)
+}
