@@ -8,6 +8,15 @@ import { InputError, type ErrorLocation } from './errors.js'
 
 const HEX_RE = /^[0-9a-f]*$/
 
+/** A short, safe rendering of a value for an error message (never huge, never throws). */
+export function describeValue(value: unknown, maxLength = 64): string {
+  let text: string
+  if (typeof value === 'string') text = JSON.stringify(value.length > maxLength ? value.slice(0, maxLength) : value)
+  else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === null || value === undefined) text = String(value)
+  else return describeType(value)
+  return text.length > maxLength + 2 ? `${text.slice(0, maxLength)}…` : text
+}
+
 export function describeType(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'array'
@@ -50,7 +59,7 @@ export function assertInteger(
   max = Number.MAX_SAFE_INTEGER,
 ): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    fail('WRONG_TYPE', `expected an integer, got ${describeType(value)} ${String(value)}`, label)
+    fail('WRONG_TYPE', `expected an integer, got ${describeType(value)} ${describeValue(value)}`, label)
   }
   if (value < min || value > max) fail('OUT_OF_RANGE', `${value} is outside [${min}, ${max}]`, label)
   return value
@@ -85,9 +94,21 @@ export function assertObject(value: unknown, label: string | ErrorLocation): Rec
   return value
 }
 
+/** An array without holes (`forEach` and `map` skip holes, which would hide bad input). */
 export function assertArray(value: unknown, label: string | ErrorLocation): unknown[] {
   if (!Array.isArray(value)) fail('WRONG_TYPE', `expected an array, got ${describeType(value)}`, label)
+  for (let i = 0; i < value.length; i++) {
+    if (!(i in value)) fail('WRONG_TYPE', `array has a hole at index ${i}`, label)
+  }
   return value
+}
+
+/** An options object: undefined becomes {}, unknown keys are refused (a typo must not be ignored). */
+export function assertOptions(value: unknown, allowed: readonly string[], label: string): Record<string, unknown> {
+  if (value === undefined) return {}
+  const options = assertObject(value, label)
+  assertKnownKeys(options, allowed, label)
+  return options
 }
 
 /** Refuses keys outside `allowed`, so a typo in an option is an error rather than ignored. */
@@ -97,14 +118,14 @@ export function assertKnownKeys(
   label: string,
 ): void {
   for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) fail('UNKNOWN_FIELD', `unknown field "${key}"`, `${label}.${key}`)
+    if (!allowed.includes(key)) fail('UNKNOWN_FIELD', `unknown field ${describeValue(key)}`, `${label}.${key.slice(0, 64)}`)
   }
 }
 
 export function assertOneOf<T extends string>(value: unknown, choices: readonly T[], label: string | ErrorLocation): T {
   const text = assertString(value, label)
   if (!(choices as readonly string[]).includes(text)) {
-    fail('BAD_VALUE', `expected one of ${choices.join(', ')}, got "${text}"`, label)
+    fail('BAD_VALUE', `expected one of ${choices.join(', ')}, got ${describeValue(text)}`, label)
   }
   return text as T
 }

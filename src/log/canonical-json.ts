@@ -50,6 +50,18 @@ export function canonicalNumber(value: number, path = '$'): string {
 }
 
 function canonicalString(value: string, path: string): string {
+  // Fast path, same bytes: a string holding nothing JSON.stringify escapes (U+0000-U+001F, `"`,
+  // `\`) and no surrogate is its own quoted form. Skipping isWellFormed + JSON.stringify made
+  // canonical JSON of a ~300-byte memory record ~20% faster (6.0 -> 4.7 µs, bench/README.md).
+  let isPlain = true
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) {
+      isPlain = false
+      break
+    }
+  }
+  if (isPlain) return '"' + value + '"'
   if (!value.isWellFormed()) {
     throw new InputError('BAD_STRING', 'string holds a lone surrogate, which has no UTF-8 form', { path })
   }
@@ -122,8 +134,9 @@ export function canonicalJsonBytes(value: unknown): Uint8Array {
   return textEncoder.encode(canonicalJson(value))
 }
 
-// Only a run of 16+ digits can be an integer beyond 2^53; anything else parses exactly natively.
-const LONG_DIGIT_RUN = /\d{16}/
+// Only a run of 16+ digits can be an integer beyond 2^53, and only a 3-digit exponent can
+// overflow to Infinity; anything else parses exactly natively.
+const NEEDS_CAREFUL_PARSE = /\d{16}|[eE][+]?\d{3}/
 const NUMBER_TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
 const INTEGER_TOKEN = /^-?(?:0|[1-9]\d*)$/
 const STRING_TOKEN = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
@@ -190,7 +203,12 @@ class BigIntJsonParser {
       const asNumber = Number(token)
       return Number.isSafeInteger(asNumber) ? asNumber : BigInt(token)
     }
-    return Number(token)
+    const value = Number(token)
+    if (!Number.isFinite(value)) {
+      this.index -= token.length
+      this.fail('number is too large for a double')
+    }
+    return value
   }
 
   private string(): string {
@@ -252,6 +270,24 @@ class BigIntJsonParser {
   }
 }
 
+/** True when brackets nest deeper than MAX_JSON_DEPTH (then the careful parser refuses it). */
+function nestsDeeperThanLimit(text: string): boolean {
+  if (text.length <= MAX_JSON_DEPTH * 2) return false
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (inString) {
+      if (code === 0x5c) i++
+      else if (code === 0x22) inString = false
+    } else if (code === 0x22) inString = true
+    else if (code === 0x5b || code === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return true
+    } else if (code === 0x5d || code === 0x7d) depth--
+  }
+  return false
+}
+
 /**
  * Parses JSON text strictly (RFC 8259), returning integers beyond 2^53 as `bigint` so they
  * survive a round trip through `canonicalJson` exactly.
@@ -259,7 +295,7 @@ class BigIntJsonParser {
  */
 export function parseJson(text: string): JsonValue {
   if (typeof text !== 'string') throw new InputError('WRONG_TYPE', 'parseJson takes a string')
-  if (!LONG_DIGIT_RUN.test(text)) {
+  if (!NEEDS_CAREFUL_PARSE.test(text) && !nestsDeeperThanLimit(text)) {
     try {
       return JSON.parse(text) as JsonValue
     } catch (error) {

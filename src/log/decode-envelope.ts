@@ -82,5 +82,8 @@ export function assertEnvelopeList(value: unknown): readonly unknown[] {
   if (!Array.isArray(value)) {
     throw new InputError('BAD_ENVELOPE', `ingest takes an array of event envelopes, got ${describeType(value)}`, { path: 'events' })
   }
+  for (let i = 0; i < value.length; i++) {
+    if (!(i in value)) throw new InputError('BAD_ENVELOPE', `events[${i}] is a hole in the array`, { path: `events[${i}]` })
+  }
   return value
 }

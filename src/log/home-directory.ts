@@ -2,7 +2,7 @@
  * A Cairn home directory: everything one replica needs on disk, in one folder.
  *
  *   <dir>/identity.json   this replica's key (mode 0600)
- *   <dir>/config.json     { type: "cairn-home", version: 1, space, author }
+ *   <dir>/config.json     { type: "cairn-home", version: 1, space, author, role }
  *   <dir>/store/          the LevelDB log store
  *
  * The CLI's `--dir` and the library's `open({ path })` both mean this folder. Initialization
@@ -11,7 +11,7 @@
  */
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
-import { assertObject } from '../assert.js'
+import { assertObject, assertOneOf } from '../assert.js'
 import { CairnError, InputError, StorageError } from '../errors.js'
 import type { Clock } from './clock.js'
 import type { CryptoProvider } from './crypto/index.js'
@@ -27,6 +27,8 @@ const CONFIG_VERSION = 1
 export interface HomeConfig {
   readonly space: SpaceId
   readonly author: AuthorKey
+  /** `owner` created the space here; `replica` joined it and may not have its genesis yet. */
+  readonly role: 'owner' | 'replica'
 }
 
 export interface Home {
@@ -60,6 +62,15 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
+/** Only the options LogStore.open takes. */
+function storeOptions(options: HomeOptions): HomeOptions {
+  return {
+    ...(options.crypto ? { crypto: options.crypto } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.sync !== undefined ? { sync: options.sync } : {}),
+  }
+}
+
 async function writeConfig(file: string, config: HomeConfig): Promise<void> {
   const temporary = `${file}.${process.pid}.tmp`
   await fs.writeFile(temporary, `${JSON.stringify({ type: CONFIG_TYPE, version: CONFIG_VERSION, ...config }, null, 2)}\n`)
@@ -80,12 +91,12 @@ export async function initHome(dir: string, options: HomeOptions & { name?: stri
   const identity = options.identity ?? Identity.generate(options.crypto)
   await fs.mkdir(dir, { recursive: true })
   await writeIdentityFile(paths.identityFile, identity)
-  const store = await LogStore.open({ path: paths.storeDir, ...options })
+  const store = await LogStore.open({ path: paths.storeDir, ...storeOptions(options) })
   try {
     const log = space === undefined
       ? await store.createSpace(identity, options.name === undefined ? {} : { name: options.name })
       : await store.openSpace(space)
-    const config: HomeConfig = { space: log.space, author: identity.author }
+    const config: HomeConfig = { space: log.space, author: identity.author, role: space === undefined ? 'owner' : 'replica' }
     await writeConfig(paths.configFile, config)
     return { dir, identity, store, log, config }
   } catch (error) {
@@ -111,7 +122,11 @@ export async function openHome(dir: string, options: HomeOptions = {}): Promise<
   try {
     const raw = assertObject(JSON.parse(text), 'config')
     if (raw.type !== CONFIG_TYPE || raw.version !== CONFIG_VERSION) throw new Error(`expected type "${CONFIG_TYPE}" version ${CONFIG_VERSION}`)
-    config = { space: assertSpaceId(raw.space, 'space'), author: assertAuthorKey(raw.author, 'author') }
+    config = {
+      space: assertSpaceId(raw.space, 'space'),
+      author: assertAuthorKey(raw.author, 'author'),
+      role: assertOneOf(raw.role, ['owner', 'replica'] as const, 'role'),
+    }
   } catch (error) {
     throw new InputError('BAD_CONFIG', `config does not decode: ${(error as Error).message}`, { file: paths.configFile })
   }
@@ -119,12 +134,17 @@ export async function openHome(dir: string, options: HomeOptions = {}): Promise<
   if (identity.author !== config.author) {
     throw new InputError('BAD_CONFIG', 'the key file and the config name different authors', { file: paths.configFile })
   }
-  if (!(await exists(paths.storeDir))) {
-    throw new StorageError('STORE_MISSING', 'the store directory is missing', { file: paths.storeDir })
-  }
-  const store = await LogStore.open({ path: paths.storeDir, ...options })
+  const storeStat = await fs.stat(paths.storeDir).catch(() => undefined)
+  if (!storeStat) throw new StorageError('STORE_MISSING', 'the store directory is missing', { file: paths.storeDir })
+  if (!storeStat.isDirectory()) throw new StorageError('CORRUPT_STORE', 'the store path is not a directory', { file: paths.storeDir })
+  // Never create here: a store that lost its files must not reopen as a new, empty one.
+  const store = await LogStore.open({ path: paths.storeDir, ...storeOptions(options), createIfMissing: false })
   try {
-    return { dir, identity, store, log: await store.openSpace(config.space), config }
+    const log = await store.openSpace(config.space)
+    if (config.role === 'owner' && !log.hasGenesis) {
+      throw new StorageError('CORRUPT_STORE', 'the store has lost the space it was created with', { file: paths.storeDir })
+    }
+    return { dir, identity, store, log, config }
   } catch (error) {
     await store.close()
     if (error instanceof CairnError) throw error

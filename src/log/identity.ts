@@ -2,7 +2,8 @@
  * An identity is one device's or agent's Ed25519 key. Never share one between devices: two
  * writers with one key fork its hash chain, which every replica refuses as equivocation.
  */
-import { assertBytes } from '../assert.js'
+import { assertBytes, describeType } from '../assert.js'
+import { InputError } from '../errors.js'
 import { bytesToHex } from './bytes.js'
 import { defaultCrypto, type CryptoProvider, type Signer } from './crypto/index.js'
 import type { AuthorKey } from './ids.js'
@@ -38,4 +39,10 @@ export class Identity {
   exportSeed(): Uint8Array {
     return Uint8Array.from(this.seed)
   }
+}
+
+/** @throws InputError WRONG_TYPE when `value` is not an Identity */
+export function assertIdentity(value: unknown, label = 'identity'): Identity {
+  if (!(value instanceof Identity)) throw new InputError('WRONG_TYPE', `expected an Identity, got ${describeType(value)}`, { field: label })
+  return value
 }

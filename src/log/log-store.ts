@@ -3,7 +3,7 @@
  * spaces (writing their genesis), opens existing ones, and opens empty replicas of spaces that
  * live elsewhere, which learn their genesis from the first ingest.
  */
-import { assertObject, assertString } from '../assert.js'
+import { assertBoolean, assertNonEmptyString, assertOptions, assertString } from '../assert.js'
 import { InputError } from '../errors.js'
 import { ApplyBatch } from './apply-batch.js'
 import { GENESIS_OP } from './authorization.js'
@@ -11,7 +11,7 @@ import { SystemClock, type Clock } from './clock.js'
 import { defaultCrypto, type CryptoProvider } from './crypto/index.js'
 import { buildEvent } from './event-builder.js'
 import { nextHlc } from './hlc.js'
-import type { Identity } from './identity.js'
+import { assertIdentity, type Identity } from './identity.js'
 import { assertSpaceId, type SpaceId } from './ids.js'
 import { LevelLogStorage } from './level-storage.js'
 import { eventSignable } from './signable.js'
@@ -29,6 +29,8 @@ export interface LogStoreOptions {
   readonly clock?: Clock
   /** fsync every write: survive power loss, not only process crashes. Slower. */
   readonly sync?: boolean
+  /** With `path`: create the store when the directory holds none (default true). */
+  readonly createIfMissing?: boolean
 }
 
 export class LogStore {
@@ -40,16 +42,20 @@ export class LogStore {
    * @throws StorageError STORE_LOCKED, STORE_UNAVAILABLE
    */
   static async open(options: LogStoreOptions = {}): Promise<LogStore> {
-    const raw = assertObject(options, 'options')
-    const path = raw.path === undefined ? undefined : assertString(raw.path, 'options.path')
+    const raw = assertOptions(options, ['path', 'storage', 'crypto', 'clock', 'sync', 'createIfMissing'], 'options')
+    const path = raw.path === undefined ? undefined : assertNonEmptyString(raw.path, 'options.path')
+    if (raw.sync !== undefined) assertBoolean(raw.sync, 'options.sync')
+    if (raw.createIfMissing !== undefined) assertBoolean(raw.createIfMissing, 'options.createIfMissing')
     const storage = options.storage ??
-      (path !== undefined ? await LevelLogStorage.openDisk(path, { sync: options.sync ?? false }) : await LevelLogStorage.openMemory())
+      (path !== undefined ? await LevelLogStorage.openDisk(path, { sync: options.sync ?? false, createIfMissing: options.createIfMissing ?? true }) : await LevelLogStorage.openMemory())
     return new LogStore(storage, options.crypto ?? defaultCrypto(), options.clock ?? new SystemClock())
   }
 
   /** Starts a new space owned by `identity`; its id is the id of the genesis event. */
   async createSpace(identity: Identity, options: { name?: string } = {}): Promise<SpaceLog> {
-    const name = options.name === undefined ? undefined : assertString(options.name, 'name')
+    assertIdentity(identity)
+    const raw = assertOptions(options, ['name'], 'options')
+    const name = raw.name === undefined ? undefined : assertString(raw.name, 'options.name')
     const now = this.clock.nowMs()
     const genesis = buildEvent({
       author: identity.author, seq: 1, deps: [], clock: nextHlc(now, []), kind: 'control',
@@ -71,7 +77,7 @@ export class LogStore {
    * Opens a space. If this store has never seen it, the log starts empty and waits for the
    * genesis to arrive through `ingest`.
    */
-  openSpace(space: string): Promise<SpaceLog> {
+  async openSpace(space: string): Promise<SpaceLog> {
     const id = assertSpaceId(space, 'space')
     let log = this.spaces.get(id)
     if (!log) {

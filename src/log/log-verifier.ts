@@ -29,6 +29,7 @@ export interface VerifyProblem {
 export interface VerifyReport {
   readonly ok: boolean
   readonly space: SpaceId
+  /** Events checked (every event the apply order lists), good or bad. */
   readonly events: number
   readonly authors: number
   readonly signatures: number
@@ -95,6 +96,7 @@ export async function verifyLog(
   const meta = metaBytes ? decodeMeta(metaBytes, keys.meta(space)) : undefined
 
   const checkEvent = (id: EventId, bytes: Uint8Array | undefined, expectedLocal: number): void => {
+    events++
     if (!bytes) return report({ code: 'MISSING_EVENT', message: 'the apply order names an event that is not stored', event: id })
     let header: EventHeader
     let record
@@ -116,24 +118,27 @@ export async function verifyLog(
     if (header.space === undefined ? (id as string) !== space : header.space !== space) {
       return report({ code: 'WRONG_SPACE', message: 'event belongs to another space', ...where })
     }
+    // Body and signature problems are reported but do not stop the walk: the header still hashes
+    // to its id, so the chain through this event holds and later events are judged on their own.
     let body
     if (record.erased) erasedBodies++
     if (record.body !== undefined) {
       if (record.erased) report({ code: 'ERASED_BODY_PRESENT', message: 'an erased body is still stored', ...where })
       if (record.body.length !== header.bodySize || bytesToHex(crypto.sha256(record.body)) !== header.bodyHash) {
-        return report({ code: 'BAD_BODY', message: 'body does not match the hash and size in the header', ...where })
-      }
-      try {
-        body = decodeBody(record.body, id)
-      } catch (error) {
-        return report({ code: 'BAD_BODY', message: (error as Error).message, ...where })
+        report({ code: 'BAD_BODY', message: 'body does not match the hash and size in the header', ...where })
+      } else {
+        try {
+          body = decodeBody(record.body, id)
+        } catch (error) {
+          report({ code: 'BAD_BODY', message: (error as Error).message, ...where })
+        }
       }
     }
+    let signed = false
     if (record.signature !== undefined) {
       signatures++
-      if (!crypto.verify(record.signature, eventSignable(id), header.author)) {
-        return report({ code: 'BAD_SIGNATURE', message: 'signature does not verify', ...where })
-      }
+      signed = crypto.verify(record.signature, eventSignable(id), header.author)
+      if (!signed) report({ code: 'BAD_SIGNATURE', message: 'signature does not verify', ...where })
     }
     const chain = chains.get(header.author)
     if ((chain?.seq ?? 0) + 1 !== header.seq || (chain && chain.id !== header.prev)) {
@@ -152,6 +157,7 @@ export async function verifyLog(
     }
     const vector = joinVectors(...vectors)
     vector[header.author] = header.seq
+    let authorized = true
     try {
       if (header.space === undefined) {
         if (!body || parseControlBody(body, id).op !== GENESIS_OP) throw new Error('the genesis must carry a space.genesis body')
@@ -164,9 +170,10 @@ export async function verifyLog(
       }
     } catch (error) {
       const code = error instanceof CairnError ? error.code : 'NOT_AUTHORIZED'
-      return report({ code, message: (error as Error).message, ...where })
+      report({ code, message: (error as Error).message, ...where })
+      authorized = false
     }
-    events++
+    if (!authorized && header.space === undefined) return
     seen.set(id, { author: header.author, seq: header.seq, clock: header.clock })
     if (header.deps.length > 0 || header.seq === 1) {
       anchors.set(id, vector)
@@ -175,10 +182,10 @@ export async function verifyLog(
       else anchorSeqs.set(header.author, [header.seq])
     }
     if (chain) {
-      Object.assign(chain, { seq: header.seq, id, clock: header.clock, vector, signed: record.signature !== undefined })
+      Object.assign(chain, { seq: header.seq, id, clock: header.clock, vector, signed })
       chain.ids.push(id)
     } else {
-      chains.set(header.author, { seq: header.seq, id, clock: header.clock, vector, signed: record.signature !== undefined, ids: [id] })
+      chains.set(header.author, { seq: header.seq, id, clock: header.clock, vector, signed, ids: [id] })
     }
   }
 

@@ -5,7 +5,7 @@
  * every stored event verified (id, chain, signature, clock, authorization) on the way in;
  * each author's stored chain ends at a signed event; an erased body is never stored again.
  */
-import { assertArray, assertObject, assertString } from '../assert.js'
+import { assertArray, assertBoolean, assertInteger, assertKnownKeys, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
 import { AuthError, CairnError, InputError, LimitError } from '../errors.js'
 import { ApplyBatch, type StagedEvent } from './apply-batch.js'
 import { GRANT_OP, REVOKE_OP, RIGHTS, type Right } from './authorization.js'
@@ -17,7 +17,7 @@ import { assertEnvelopeList, decodeEnvelope, type DecodedEvent } from './decode-
 import { decodeBody, decodeHeader, MAX_OP_LENGTH, type EventEnvelope, type EventKind } from './event.js'
 import { buildEvent } from './event-builder.js'
 import { nextHlc } from './hlc.js'
-import type { Identity } from './identity.js'
+import { assertIdentity, type Identity } from './identity.js'
 import { assertAuthorKey, assertEventId, type AuthorKey, type EventId, type SpaceId } from './ids.js'
 import { planIngest, type Candidate } from './ingest-plan.js'
 import { Listeners } from './listeners.js'
@@ -32,7 +32,7 @@ import {
   decodeEventRecord, decodeIdRun, decodePending, encodeEquivocation, encodeEventRecord, encodePending,
   type EquivocationRecord, type EventRecord,
 } from './store-records.js'
-import { sortVector, type VersionVector } from './version-vector.js'
+import { assertVersionVector, sortVector, type VersionVector } from './version-vector.js'
 
 /** More held events than this in one space is refused: a peer cannot fill the disk with orphans. */
 export const MAX_HELD_EVENTS = 250_000
@@ -64,6 +64,7 @@ export interface SpaceLogEvents {
 
 function validateEntry(entry: unknown, index: number): AppendEntry {
   const raw = assertObject(entry, `entries[${index}]`)
+  assertKnownKeys(raw, ['op', 'data'], `entries[${index}]`)
   const op = assertString(raw.op, `entries[${index}].op`)
   if (op.length === 0 || op.length > MAX_OP_LENGTH) {
     throw new InputError('BAD_OP', `op must be 1..${MAX_OP_LENGTH} characters`, { field: `entries[${index}].op` })
@@ -119,26 +120,29 @@ export class SpaceLog {
    * the batch through the hash chain, unless `signEach` is set.
    */
   async appendBatch(identity: Identity, entries: readonly AppendEntry[], options: { signEach?: boolean } = {}): Promise<LogEvent[]> {
+    const writer = assertIdentity(identity)
     const list = assertArray(entries, 'entries').map(validateEntry)
+    const raw = assertOptions(options, ['signEach'], 'options')
+    const signEach = raw.signEach === undefined ? false : assertBoolean(raw.signEach, 'options.signEach')
     if (list.length === 0) return []
-    return this.appendChecked(identity, list.map((entry) => ({ ...entry, kind: 'data' as EventKind })), options.signEach ?? false)
+    return this.appendChecked(writer, list.map((entry) => ({ ...entry, kind: 'data' as EventKind })), signEach)
   }
 
   /** Gives `author` rights in this space (default: write). Needs the admin right. */
   async grant(identity: Identity, author: string, rights: readonly Right[] = ['write']): Promise<LogEvent> {
+    const issuer = assertIdentity(identity)
     const target = assertAuthorKey(author, 'author')
-    const list = assertArray(rights, 'rights').map((right, i) => {
-      if (!RIGHTS.includes(right as Right)) throw new InputError('BAD_VALUE', `unknown right "${String(right)}"`, { field: `rights[${i}]` })
-      return right as Right
-    })
-    const [event] = await this.appendChecked(identity, [{ op: GRANT_OP, data: { author: target, rights: [...list] }, kind: 'control' }], true)
+    const list = assertArray(rights, 'rights').map((right, i) => assertOneOf(right, RIGHTS, `rights[${i}]`))
+    if (list.length === 0) throw new InputError('EMPTY', 'a grant needs at least one right', { field: 'rights' })
+    const [event] = await this.appendChecked(issuer, [{ op: GRANT_OP, data: { author: target, rights: [...list] }, kind: 'control' }], true)
     return event as LogEvent
   }
 
   /** Withdraws `author`'s rights. Events that have seen the revoke are refused from then on. */
   async revoke(identity: Identity, author: string): Promise<LogEvent> {
+    const issuer = assertIdentity(identity)
     const target = assertAuthorKey(author, 'author')
-    const [event] = await this.appendChecked(identity, [{ op: REVOKE_OP, data: { author: target }, kind: 'control' }], true)
+    const [event] = await this.appendChecked(issuer, [{ op: REVOKE_OP, data: { author: target }, kind: 'control' }], true)
     return event as LogEvent
   }
 
@@ -311,6 +315,7 @@ export class SpaceLog {
 
   async getBySeq(author: string, seq: number): Promise<LogEvent | undefined> {
     const key = assertAuthorKey(author, 'author')
+    assertInteger(seq, 'seq', 1)
     const id = (await this.state.idsBySeq(key, seq, seq)).get(seq)
     return id === undefined ? undefined : this.get(id)
   }
@@ -318,6 +323,8 @@ export class SpaceLog {
   /** The author's events with seq in [fromSeq, toSeq], in seq order. */
   async *range(author: string, fromSeq = 1, toSeq = Number.MAX_SAFE_INTEGER): AsyncIterable<LogEvent> {
     const key = assertAuthorKey(author, 'author')
+    assertInteger(fromSeq, 'fromSeq', 1)
+    assertInteger(toSeq, 'toSeq', 1)
     const last = Math.min(toSeq, this.state.tips.get(key)?.seq ?? 0)
     const chunk = 1024
     for (let from = Math.max(1, fromSeq); from <= last; from += chunk) {
@@ -329,6 +336,7 @@ export class SpaceLog {
 
   /** Events in the order this store applied them (a causal order), after local position `after`. */
   async *readApplied(after = 0): AsyncIterable<LogEvent> {
+    assertInteger(after, 'after', 0)
     const prefix = keys.orderPrefix(this.space)
     let start = keys.order(this.space, after + 1)
     for await (const [key] of this.storage.entries({ gte: prefix, lte: start, reverse: true, limit: 1 })) start = key
@@ -339,13 +347,24 @@ export class SpaceLog {
 
   /**
    * Envelopes of every event beyond `since`, in apply order (causal), ready for another
-   * replica's `ingest`. Each author's run carries the signature of its newest event.
+   * replica's `ingest`. By default each author's run carries only the signature of its newest
+   * event (one verification per author at the receiver); `signatures: 'stored'` ships every
+   * stored signature, so the list can be split at those events into separately ingestible parts.
    * `withBody` decides per event whether its body travels (default: always, when stored).
    */
-  async envelopesSince(since: VersionVector = {}, options: { withBody?: (event: LogEvent) => boolean } = {}): Promise<EventEnvelope[]> {
+  async envelopesSince(
+    since: VersionVector = {},
+    options: { withBody?: (event: LogEvent) => boolean; signatures?: 'newest' | 'stored' } = {},
+  ): Promise<EventEnvelope[]> {
+    const vector = assertVersionVector(since, 'since')
+    const raw = assertOptions(options, ['withBody', 'signatures'], 'options')
+    if (raw.withBody !== undefined && typeof raw.withBody !== 'function') {
+      throw new InputError('WRONG_TYPE', 'withBody must be a function', { field: 'options.withBody' })
+    }
+    if (raw.signatures !== undefined) assertOneOf(raw.signatures, ['newest', 'stored'], 'options.signatures')
     const rows: { id: EventId; record: EventRecord; author: AuthorKey }[] = []
     for (const [author, tip] of this.state.tips) {
-      const from = (since[author] ?? 0) + 1
+      const from = (vector[author] ?? 0) + 1
       if (from > tip.seq) continue
       const ids = [...(await this.state.idsBySeq(author, from, tip.seq)).values()]
       const values = await this.storage.getMany(ids.map((id) => keys.event(this.space, id)))
@@ -359,7 +378,7 @@ export class SpaceLog {
     for (const row of rows) lastOfAuthor.set(row.author, row.id)
     return rows.map(({ id, record, author }) => {
       const withBody = options.withBody ? options.withBody(toLogEvent(id, record)) : true
-      return toEnvelope(id, record, withBody, lastOfAuthor.get(author) === id)
+      return toEnvelope(id, record, withBody, options.signatures === 'stored' || lastOfAuthor.get(author) === id)
     })
   }
 

@@ -3,7 +3,8 @@
  * author's events form a linear hash chain, a vector names a causally closed set of events
  * exactly, which is what catch-up sync and causal-past checks need.
  */
-import type { AuthorKey } from './ids.js'
+import { assertInteger, assertObject } from '../assert.js'
+import { assertAuthorKey, type AuthorKey } from './ids.js'
 
 export type VersionVector = Readonly<Record<string, number>>
 
@@ -40,6 +41,20 @@ export function sortVector(vector: VersionVector): Record<string, number> {
   for (const author of Object.keys(vector).sort()) {
     const seq = vector[author] as number
     if (seq > 0) out[author] = seq
+  }
+  return out
+}
+
+/**
+ * Validates a vector from outside (an API caller or a peer).
+ * @throws InputError WRONG_TYPE, BAD_HEX, WRONG_LENGTH, OUT_OF_RANGE naming the entry
+ */
+export function assertVersionVector(value: unknown, label: string): VersionVector {
+  const raw = assertObject(value, label)
+  const out: Record<string, number> = {}
+  for (const [author, seq] of Object.entries(raw)) {
+    const key = assertAuthorKey(author, `${label} key`)
+    out[key] = assertInteger(seq, `${label}.${key}`, 0)
   }
   return out
 }

@@ -1,0 +1,35 @@
+/**
+ * The commands `cairn` knows, in the order `cairn --help` lists them. Adding a command is one
+ * file under `commands/` and one line here.
+ */
+import type { CliCommand } from './command.js'
+import { initCommand } from './commands/init.js'
+import { logCommand } from './commands/log.js'
+import { verifyCommand } from './commands/verify.js'
+
+export const COMMANDS: readonly CliCommand[] = [initCommand, logCommand, verifyCommand]
+
+export function findCommand(name: string): CliCommand | undefined {
+  return COMMANDS.find((command) => command.name === name)
+}
+
+export function commandNames(): string {
+  return COMMANDS.map((command) => command.name).join(', ')
+}
+
+/** What `cairn --help` prints. */
+export function overviewHelp(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length))
+  return [
+    'usage: cairn <command> [flags]',
+    '',
+    'Cairn: a local-first memory engine for AI agents (a signed, append-only event log).',
+    '',
+    'commands:',
+    ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
+    '',
+    'Run `cairn <command> --help` for its flags. Exit codes: 0 ok, 1 failure, 2 bad usage.',
+    'Set CAIRN_DEBUG=1 to print stack traces with errors.',
+    '',
+  ].join('\n')
+}

@@ -1,0 +1,259 @@
+/**
+ * The `cairn` CLI and the `npm start` demo, run as real processes: what they print, the files
+ * they leave, and the exit codes (0 ok, 1 failure, 2 bad usage) with one-line errors.
+ */
+import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { shortId } from '../../src/index.js'
+import { LevelLogStorage } from '../../src/log/level-storage.js'
+import { appendEvents, tamperStoredEvent, tempDir } from '../helpers/cli-home.js'
+import { runCli, runScript, type ProcessResult } from '../helpers/run-cli.js'
+
+interface Config { space: string; author: string }
+
+/** The shape `cairn log --json` documents for each line. */
+interface JsonEvent {
+  id: string
+  local: number
+  recordedAt: number
+  header: Record<string, unknown>
+  bodyState: string
+  body: { op: string; data: unknown; salt: string } | null
+  signature: string | null
+}
+
+async function readConfig(dir: string): Promise<Config> {
+  return JSON.parse(await readFile(path.join(dir, 'config.json'), 'utf8')) as Config
+}
+
+/** A home with `count` data events after the genesis, made by `cairn init`. */
+async function initializedHome(count = 0): Promise<{ dir: string; config: Config; ids: string[] }> {
+  const dir = path.join(await tempDir(), 'home')
+  const result = await runCli(['init', '--dir', dir])
+  expect(result.code).toBe(0)
+  return { dir, config: await readConfig(dir), ids: count > 0 ? await appendEvents(dir, count) : [] }
+}
+
+/** Exactly one stderr line, `cairn: CODE: …`, and no stack trace. */
+function expectOneLineError(result: ProcessResult, exitCode: number, code: string): string {
+  expect(result.code).toBe(exitCode)
+  const lines = result.stderr.split('\n').filter((line) => line.length > 0)
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(new RegExp(`^cairn: ${code}: `))
+  expect(result.stderr).not.toMatch(/\n\s+at /)
+  return lines[0] as string
+}
+
+describe('cairn init', () => {
+  it('creates ./.cairn in the working directory with a private key file and prints the space and author', async () => {
+    const cwd = await tempDir()
+    const result = await runCli(['init'], { cwd })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe('')
+    const dir = path.join(cwd, '.cairn')
+    expect(((await stat(path.join(dir, 'identity.json'))).mode & 0o777).toString(8)).toBe('600')
+    expect((await stat(path.join(dir, 'store'))).isDirectory()).toBe(true)
+    const config = await readConfig(dir)
+    expect(result.stdout).toContain(dir)
+    expect(result.stdout).toContain(`space   ${config.space}`)
+    expect(result.stdout).toContain(`author  ${config.author}`)
+  })
+
+  it('resolves --dir against the working directory and prints JSON with --json', async () => {
+    const cwd = await tempDir()
+    const result = await runCli(['init', '--dir', 'nested/home', '--name', 'work', '--json'], { cwd })
+    expect(result.code).toBe(0)
+    const dir = path.join(cwd, 'nested/home')
+    const { space, author } = await readConfig(dir)
+    expect(JSON.parse(result.stdout)).toEqual({ dir, space, author })
+    expect(existsSync(path.join(cwd, '.cairn'))).toBe(false)
+  })
+
+  it('refuses a second init and leaves the existing key untouched', async () => {
+    const { dir } = await initializedHome()
+    const key = await readFile(path.join(dir, 'identity.json'), 'utf8')
+    const line = expectOneLineError(await runCli(['init', '--dir', dir]), 1, 'ALREADY_INITIALIZED')
+    expect(line).toContain(dir)
+    expect(await readFile(path.join(dir, 'identity.json'), 'utf8')).toBe(key)
+  })
+})
+
+describe('cairn log', () => {
+  it('prints one row per event in apply order with short ids', async () => {
+    const { dir, config, ids } = await initializedHome(4)
+    const result = await runCli(['log', '--dir', dir])
+    expect(result.code).toBe(0)
+    const rows = result.stdout.trimEnd().split('\n')
+    expect(rows[0]).toContain('5 events, 1 author')
+    expect(rows).toHaveLength(2 + 5)
+    expect(rows[2]).toContain(shortId(config.space))
+    expect(rows[2]).toContain('space.genesis')
+    ids.forEach((id, i) => expect(rows[3 + i]).toContain(shortId(id)))
+    expect(rows[3]).toContain('{"text":"note 1"}')
+    expect(rows[6]).toContain('memory.fact')
+  })
+
+  it('prints JSON Lines with --json: one complete event per line', async () => {
+    const { dir, config, ids } = await initializedHome(4)
+    const result = await runCli(['log', '--dir', dir, '--json'])
+    expect(result.code).toBe(0)
+    const events = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as JsonEvent)
+    expect(events.map((event) => event.id)).toEqual([config.space, ...ids])
+    expect(events.map((event) => event.local)).toEqual([1, 2, 3, 4, 5])
+    const second = events[1] as JsonEvent
+    expect(second.header).toMatchObject({ v: 1, space: config.space, author: config.author, seq: 2, prev: config.space, kind: 'data' })
+    expect(Object.keys(second.header).sort()).toEqual(['author', 'bodyHash', 'bodySize', 'clock', 'deps', 'kind', 'prev', 'seq', 'space', 'v'])
+    expect(second.body).toMatchObject({ op: 'memory.note', data: { text: 'note 1' } })
+    expect(second.body?.salt).toMatch(/^[0-9a-f]{32}$/)
+    expect(second.bodyState).toBe('present')
+    expect(second.signature).toMatch(/^[0-9a-f]{128}$/)
+    // Genesis and two single appends are signed each; the batch of two only at its newest event.
+    expect(events.map((event) => event.signature !== null)).toEqual([true, true, true, false, true])
+  })
+})
+
+describe('cairn verify', () => {
+  it('exits 0 on an intact store', async () => {
+    const { dir } = await initializedHome(5)
+    const result = await runCli(['verify', '--dir', dir])
+    expect(result).toMatchObject({ code: 0, stderr: '' })
+    expect(result.stdout).toMatch(/^ok: .*6 events, 1 author, 4 signatures/)
+  })
+
+  it('exits 1 naming the first bad event when a stored body was altered', async () => {
+    const { dir, config, ids } = await initializedHome(5)
+    await tamperStoredEvent(dir, config.space, ids[3] as string, 'body')
+    await tamperStoredEvent(dir, config.space, ids[1] as string, 'body')
+    const result = await runCli(['verify', '--dir', dir])
+    const line = expectOneLineError(result, 1, 'VERIFY_FAILED')
+    expect(line).toContain(`first bad event ${ids[1]}: BAD_BODY`)
+    // Both altered events are listed; what follows them in the chain may be listed too.
+    expect(result.stdout).toMatch(/^FAILED: /)
+    expect(result.stdout).toMatch(new RegExp(`BAD_BODY: .*event ${shortId(ids[1] as string)}`))
+    expect(result.stdout).toMatch(new RegExp(`BAD_BODY: .*event ${shortId(ids[3] as string)}`))
+  })
+
+  it('exits 1 naming the event when a stored header was altered, and reports it in --json', async () => {
+    const { dir, config, ids } = await initializedHome(3)
+    await tamperStoredEvent(dir, config.space, ids[2] as string, 'header')
+    const result = await runCli(['verify', '--dir', dir, '--json'])
+    expect(expectOneLineError(result, 1, 'VERIFY_FAILED')).toContain(`first bad event ${ids[2]}: BAD_ID`)
+    const report = JSON.parse(result.stdout) as { ok: boolean; problems: { code: string; event?: string }[] }
+    expect(report.ok).toBe(false)
+    expect(report.problems[0]).toMatchObject({ code: 'BAD_ID', event: ids[2] })
+  })
+
+  it('exits 1 when the store lost the space it was created with, rather than calling it verified', async () => {
+    const { dir } = await initializedHome(1)
+    await rm(path.join(dir, 'store'), { recursive: true })
+    await LevelLogStorage.openDisk(path.join(dir, 'store')).then((storage) => storage.close())
+    expect(expectOneLineError(await runCli(['verify', '--dir', dir]), 1, 'CORRUPT_STORE')).toContain('lost the space')
+  })
+
+  it('exits 1 when the store directory lost its files, rather than creating a new store', async () => {
+    const { dir } = await initializedHome(1)
+    await rm(path.join(dir, 'store'), { recursive: true })
+    await mkdir(path.join(dir, 'store'))
+    expectOneLineError(await runCli(['verify', '--dir', dir]), 1, 'STORE_MISSING')
+  })
+})
+
+describe.concurrent('bad command lines exit 2 with one line naming the offender', () => {
+  const cases: { args: string[]; code: string; names: string }[] = [
+    { args: ['log', '--frob'], code: 'UNKNOWN_FLAG', names: '(flag --frob)' },
+    { args: ['verify', '-x'], code: 'UNKNOWN_FLAG', names: '(flag -x)' },
+    { args: ['log', '--dir'], code: 'MISSING_VALUE', names: '(flag --dir)' },
+    { args: ['log', '--dir', '--json'], code: 'MISSING_VALUE', names: '(flag --dir)' },
+    { args: ['log', '--json=yes'], code: 'FLAG_TAKES_NO_VALUE', names: '(flag --json)' },
+    { args: ['init', '--dir='], code: 'EMPTY_VALUE', names: '(flag --dir)' },
+    { args: ['log', 'extra'], code: 'UNEXPECTED_ARGUMENT', names: '"extra"' },
+    { args: ['frob'], code: 'UNKNOWN_COMMAND', names: 'commands: init, log, verify' },
+    { args: ['--json'], code: 'UNKNOWN_FLAG', names: '(flag --json)' },
+    { args: [], code: 'MISSING_COMMAND', names: 'commands: init, log, verify' },
+  ]
+  for (const { args, code, names } of cases) {
+    it(`refuses \`cairn ${args.join(' ')}\` with ${code}`, async () => {
+      const cwd = await tempDir()
+      expect(expectOneLineError(await runCli(args, { cwd }), 2, code)).toContain(names)
+      expect(existsSync(path.join(cwd, '.cairn'))).toBe(false)
+    })
+  }
+
+  it('prints help for `--help` and `<command> --help` and exits 0', async () => {
+    const overview = await runCli(['--help'])
+    expect(overview).toMatchObject({ code: 0, stderr: '' })
+    for (const name of ['init', 'log', 'verify']) expect(overview.stdout).toMatch(new RegExp(`^  ${name} `, 'm'))
+    const logHelp = await runCli(['log', '--frob', '--help'])
+    expect(logHelp).toMatchObject({ code: 0, stderr: '' })
+    expect(logHelp.stdout).toMatch(/^usage: cairn log \[--dir D\] \[--json\]/)
+    expect(logHelp.stdout).toContain('JSON Lines')
+  })
+})
+
+describe.concurrent('a missing, corrupt or locked store fails with one line and exit 1', () => {
+  it('reports NOT_INITIALIZED for a directory that is not a home', async () => {
+    const missing = path.join(await tempDir(), 'nonexistent')
+    expect(expectOneLineError(await runCli(['log', '--dir', missing]), 1, 'NOT_INITIALIZED')).toContain(missing)
+    expect(existsSync(missing)).toBe(false)
+  })
+
+  it('reports BAD_CONFIG for a garbled config.json', async () => {
+    const { dir } = await initializedHome()
+    await writeFile(path.join(dir, 'config.json'), '{ not json')
+    expectOneLineError(await runCli(['log', '--dir', dir]), 1, 'BAD_CONFIG')
+  })
+
+  it('reports CORRUPT_STORE when the store directory was replaced by a file', async () => {
+    const { dir } = await initializedHome(1)
+    await rm(path.join(dir, 'store'), { recursive: true })
+    await writeFile(path.join(dir, 'store'), 'not a database')
+    expect(expectOneLineError(await runCli(['verify', '--dir', dir]), 1, 'CORRUPT_STORE')).toContain('not a directory')
+  })
+
+  it('reports KEY_FILE_PERMISSIONS for a key file others can read', async () => {
+    const { dir } = await initializedHome()
+    await chmod(path.join(dir, 'identity.json'), 0o644)
+    expectOneLineError(await runCli(['log', '--dir', dir]), 1, 'KEY_FILE_PERMISSIONS')
+  })
+
+  it('reports STORE_LOCKED while another process holds the store', async () => {
+    const { dir } = await initializedHome(1)
+    const storage = await LevelLogStorage.openDisk(path.join(dir, 'store'))
+    try {
+      expectOneLineError(await runCli(['log', '--dir', dir]), 1, 'STORE_LOCKED')
+    } finally {
+      await storage.close()
+    }
+    expect((await runCli(['log', '--dir', dir])).code).toBe(0)
+  })
+
+  it('adds the stack trace only when CAIRN_DEBUG=1', async () => {
+    const missing = path.join(await tempDir(), 'nonexistent')
+    const result = await runCli(['log', '--dir', missing], { env: { CAIRN_DEBUG: '1' } })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^cairn: NOT_INITIALIZED: .*\n[\s\S]*\n\s+at /)
+  })
+})
+
+describe('npm start (the demo)', () => {
+  it('runs in a temporary directory, shows verification passing and tampering refused, and cleans up', async () => {
+    const result = await runScript('src/demo/start.ts', [])
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    const out = result.stdout
+    expect(out).toMatch(/holds 6 events covered by 4 signatures/)
+    expect(out).toMatch(/heads .* equal: true/)
+    expect(out).toMatch(/vectors .* equal: true/)
+    expect(out).toMatch(/alice: ok \(10 events, 2 authors/)
+    expect(out).toMatch(/bob: ok \(10 events, 2 authors/)
+    expect(out).toMatch(/body byte flipped in event [0-9a-f]{12}…: refused with BAD_BODY: .*\(event [0-9a-f]{64}\)/)
+    expect(out).toMatch(/header byte flipped in event [0-9a-f]{12}…: refused with BAD_ID: /)
+    expect(out).toMatch(/refused with NOT_AUTHORIZED: /)
+    const root = /on the embedded store in (\S+)/.exec(out)?.[1]
+    expect(root).toBeDefined()
+    expect(out).toContain(`removed ${root}`)
+    expect(existsSync(root as string)).toBe(false)
+  })
+})

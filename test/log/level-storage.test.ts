@@ -1,0 +1,106 @@
+/**
+ * Runs the shared LogStorage suite on both level backends, then checks what only the disk
+ * backend has: a store directory held by one open handle (in this process or another) refuses
+ * a second opener with STORE_LOCKED; a location where no store can be made fails with
+ * STORE_UNAVAILABLE, and one without a store, when creating is off, with STORE_MISSING.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { StorageError } from '../../src/errors.js'
+import { LevelLogStorage } from '../../src/log/level-storage.js'
+import { LogStore } from '../../src/log/log-store.js'
+import type { LogStorage } from '../../src/log/storage.js'
+import { runStorageSuite } from './storage.suite.js'
+
+const REPO_ROOT = path.resolve(import.meta.dirname, '../..')
+const roots: string[] = []
+async function freshDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'cairn-level-storage-'))
+  roots.push(dir)
+  return dir
+}
+afterAll(async () => {
+  for (const dir of roots.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+runStorageSuite('LevelLogStorage on disk', async () => LevelLogStorage.openDisk(await freshDir()), {
+  reopen: (closed) => LevelLogStorage.openDisk(closed.location),
+})
+
+runStorageSuite('LevelLogStorage on disk, fsync on', async () => LevelLogStorage.openDisk(await freshDir(), { sync: true }), {
+  reopen: (closed) => LevelLogStorage.openDisk(closed.location, { sync: true }),
+})
+
+runStorageSuite('LevelLogStorage in memory', () => LevelLogStorage.openMemory())
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  const error = await promise.then(() => undefined, (caught: unknown) => caught)
+  expect(error, 'expected a StorageError').toBeInstanceOf(StorageError)
+  return (error as StorageError).code
+}
+
+describe('LevelLogStorage on disk: locking and opening', () => {
+  const handles: LogStorage[] = []
+  const children: ChildProcess[] = []
+  afterEach(async () => {
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    for (const storage of handles.splice(0)) await storage.close().catch(() => undefined)
+  })
+
+  it('refuses a second handle on a directory this process holds open with STORE_LOCKED', async () => {
+    const dir = await freshDir()
+    const holder = await LevelLogStorage.openDisk(dir)
+    handles.push(holder)
+    await holder.write([{ type: 'put', key: 'k', value: Uint8Array.of(1) }])
+    expect(await codeOf(LevelLogStorage.openDisk(dir))).toBe('STORE_LOCKED')
+    expect(await codeOf(LogStore.open({ path: dir }))).toBe('STORE_LOCKED')
+    // The failed opener did not disturb the holder.
+    await holder.write([{ type: 'put', key: 'k2', value: Uint8Array.of(2) }])
+    expect(Array.from((await holder.getMany(['k', 'k2'])).map((value) => value?.[0]))).toEqual([1, 2])
+  })
+
+  it('opens the directory again once the holder has closed it', async () => {
+    const dir = await freshDir()
+    const holder = await LevelLogStorage.openDisk(dir)
+    await holder.write([{ type: 'put', key: 'k', value: Uint8Array.of(7) }])
+    await holder.close()
+    const again = await LevelLogStorage.openDisk(dir)
+    handles.push(again)
+    expect(Array.from((await again.get('k')) ?? [])).toEqual([7])
+  })
+
+  it('refuses a directory that another process holds open with STORE_LOCKED', async () => {
+    const dir = await freshDir()
+    const script = [
+      "import { Level } from 'level'",
+      'const db = new Level(process.argv[1])',
+      'await db.open()',
+      "process.stdout.write('open\\n')",
+      'setInterval(() => {}, 1000)',
+    ].join('\n')
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, dir], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+    children.push(child)
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('open')) resolve()
+      })
+      child.on('exit', (code) => reject(new Error(`lock holder exited early with ${code}`)))
+    })
+    expect(await codeOf(LevelLogStorage.openDisk(dir))).toBe('STORE_LOCKED')
+    child.kill('SIGKILL')
+    await new Promise((resolve) => child.once('exit', resolve))
+    // A killed holder leaves no stale lock: the OS drops it with the process.
+    handles.push(await LevelLogStorage.openDisk(dir))
+  })
+
+  it('fails with STORE_UNAVAILABLE where no store can be opened, STORE_MISSING where none exists', async () => {
+    const dir = await freshDir()
+    const file = path.join(dir, 'a-file')
+    await writeFile(file, 'not a directory')
+    expect(await codeOf(LevelLogStorage.openDisk(path.join(file, 'store')))).toBe('STORE_UNAVAILABLE')
+    expect(await codeOf(LevelLogStorage.openDisk(path.join(dir, 'missing'), { createIfMissing: false }))).toBe('STORE_MISSING')
+  })
+})
