@@ -15,9 +15,12 @@ import type { CausalInfo, SpaceState, Tip } from './space-state.js'
 import type { StorageWrite } from './storage.js'
 import { keys } from './store-keys.js'
 import {
-  encodeControl, encodeEventRecord, encodeIdRun, encodeMeta, encodeTip, encodeVector, type SpaceMeta,
+  encodeControl, encodeEventRecord, encodeIdRun, encodeMeta, encodeVector, type SpaceMeta,
 } from './store-records.js'
 import { joinVectors } from './version-vector.js'
+
+/** Causal info for an event without dependencies. */
+export const NO_DEPS: ReadonlyMap<EventId, CausalInfo> = new Map()
 
 /** An event accepted into the batch, with where it lands in this store. */
 export interface StagedEvent {
@@ -88,6 +91,14 @@ export class ApplyBatch {
    *   NOT_AUTHORIZED, EQUIVOCATION
    */
   async apply(event: DecodedEvent): Promise<StagedEvent> {
+    return this.applyWith(event, event.header.deps.length > 0 ? await this.causal(event.header.deps) : NO_DEPS)
+  }
+
+  /**
+   * `apply` for an event whose dependencies' causal info is at hand (synchronous: a bulk append
+   * or ingest would otherwise pay a promise per event).
+   */
+  applyWith(event: DecodedEvent, deps: ReadonlyMap<EventId, CausalInfo>): StagedEvent {
     const { id, header } = event
     const where = { event: id, author: header.author, seq: header.seq }
     let causal: CausalInfo
@@ -98,7 +109,7 @@ export class ApplyBatch {
       if (meta) throw new VerifyError('BAD_GENESIS', 'the space already has a genesis', where)
       if (header.kind !== 'control' || !event.body) throw new VerifyError('BAD_GENESIS', 'a genesis is a control event with its body', where)
       if (parseControlBody(event.body, id).op !== GENESIS_OP) throw new VerifyError('BAD_GENESIS', 'the first event must be space.genesis', where)
-      meta = { owner: header.author, genesis: id, nextLocal: this.nextLocal }
+      meta = { owner: header.author, genesis: id }
       causal = { author: header.author, seq: 1, clock: header.clock, vector: { [header.author]: 1 } }
     } else {
       if (!meta || !this.authority) throw new VerifyError('BROKEN_CHAIN', 'the space genesis is not applied yet', where)
@@ -111,7 +122,6 @@ export class ApplyBatch {
         this.equivocation = { author: header.author, seq: tip.seq, ids: [tip.id, header.prev as EventId] }
         throw new AuthError('EQUIVOCATION', `author signed two events at seq ${tip.seq}: ${tip.id} and ${header.prev}`, where)
       }
-      const deps = await this.causal(header.deps)
       const clocks = tip ? [tip.clock] : []
       const vectors = tip ? [tip.vector] : []
       for (const dep of header.deps) {
@@ -187,17 +197,18 @@ export class ApplyBatch {
     }
     const first = this.order[0] as StagedEvent
     writes.push({ type: 'put', key: keys.order(space, first.local), value: encodeIdRun(this.order.map((s) => s.event.id)) })
-    for (const [author, tip] of this.tips) writes.push({ type: 'put', key: keys.tip(space, author), value: encodeTip(tip) })
-    const meta = { ...(this.meta as SpaceMeta), nextLocal: this.nextLocal }
-    writes.push({ type: 'put', key: keys.meta(space), value: encodeMeta(meta) })
-    if (this.state.meta === undefined) writes.push({ type: 'put', key: keys.spaceEntry(space), value: new Uint8Array(0) })
+    if (this.state.meta === undefined) {
+      writes.push({ type: 'put', key: keys.meta(space), value: encodeMeta(this.meta as SpaceMeta) })
+      writes.push({ type: 'put', key: keys.spaceEntry(space), value: new Uint8Array(0) })
+    }
     return writes
   }
 
   /** Moves the staged state into the space's memory; call only after `writes()` were stored. */
   commit(): void {
     if (this.order.length === 0) return
-    this.state.meta = { ...(this.meta as SpaceMeta), nextLocal: this.nextLocal }
+    this.state.meta = this.meta
+    this.state.nextLocalSeq = this.nextLocal
     this.state.authority = this.authority
     for (const [author, tip] of this.tips) this.state.tips.set(author, tip)
     for (const staged of this.order) this.state.remember(staged.event.id, staged.causal)

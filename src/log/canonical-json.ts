@@ -49,7 +49,7 @@ export function canonicalNumber(value: number, path = '$'): string {
   return String(value)
 }
 
-function canonicalString(value: string, path: string): string {
+function canonicalString(value: string, trail: Trail): string {
   // Fast path, same bytes: a string holding nothing JSON.stringify escapes (U+0000-U+001F, `"`,
   // `\`) and no surrogate is its own quoted form. Skipping isWellFormed + JSON.stringify made
   // canonical JSON of a ~300-byte memory record ~20% faster (6.0 -> 4.7 µs, bench/README.md).
@@ -63,7 +63,7 @@ function canonicalString(value: string, path: string): string {
   }
   if (isPlain) return '"' + value + '"'
   if (!value.isWellFormed()) {
-    throw new InputError('BAD_STRING', 'string holds a lone surrogate, which has no UTF-8 form', { path })
+    throw new InputError('BAD_STRING', 'string holds a lone surrogate, which has no UTF-8 form', { path: pathOf(trail) })
   }
   return JSON.stringify(value)
 }
@@ -73,48 +73,72 @@ function isObjectLike(value: object): boolean {
   return proto === Object.prototype || proto === null
 }
 
-function serialize(value: unknown, path: string, depth: number): string {
+/** Where the serializer is, as a list of keys and indexes; turned into a path only on error. */
+type Trail = (string | number)[]
+
+function pathOf(trail: Trail): string {
+  let path = '$'
+  for (const step of trail) path += typeof step === 'number' ? `[${step}]` : `.${step}`
+  return path
+}
+
+function isSortedByCodePoint(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (compareCodePoints(keys[i - 1] as string, keys[i] as string) > 0) return false
+  return true
+}
+
+// The trail is kept as an array rather than a path string built per value: building strings for
+// every key made serialization ~2x slower, and the path is only needed for an error message.
+function serialize(value: unknown, trail: Trail): string {
   switch (typeof value) {
     case 'string':
-      return canonicalString(value, path)
+      return canonicalString(value, trail)
     case 'number':
-      return canonicalNumber(value, path)
+      if (Number.isInteger(value) && value < 1e16 && value > -1e16) return value === 0 ? '0' : String(value)
+      return canonicalNumber(value, pathOf(trail))
     case 'bigint':
       return value.toString()
     case 'boolean':
       return value ? 'true' : 'false'
     case 'object': {
       if (value === null) return 'null'
-      if (depth >= MAX_JSON_DEPTH) {
-        throw new LimitError('TOO_DEEP', `nesting deeper than ${MAX_JSON_DEPTH}`, { path })
+      if (trail.length >= MAX_JSON_DEPTH) {
+        throw new LimitError('TOO_DEEP', `nesting deeper than ${MAX_JSON_DEPTH}`, { path: pathOf(trail) })
       }
       if (Array.isArray(value)) {
         let out = '['
         for (let i = 0; i < value.length; i++) {
+          trail.push(i)
           const item: unknown = value[i]
-          if (item === undefined) throw new InputError('NOT_JSON', 'array holds undefined', { path: `${path}[${i}]` })
+          if (item === undefined) throw new InputError('NOT_JSON', 'array holds undefined', { path: pathOf(trail) })
           if (i > 0) out += ','
-          out += serialize(item, `${path}[${i}]`, depth + 1)
+          out += serialize(item, trail)
+          trail.pop()
         }
         return out + ']'
       }
       if (!isObjectLike(value)) {
         const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object'
-        throw new InputError('NOT_JSON', `${name} is not a JSON value`, { path })
+        throw new InputError('NOT_JSON', `${name} is not a JSON value`, { path: pathOf(trail) })
       }
       const record = value as Record<string, unknown>
-      const keys = Object.keys(record).filter((key) => record[key] !== undefined)
-      keys.sort(compareCodePoints)
+      const keys = Object.keys(record)
+      if (!isSortedByCodePoint(keys)) keys.sort(compareCodePoints)
       let out = '{'
+      let first = true
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i] as string
-        if (i > 0) out += ','
-        out += canonicalString(key, path) + ':' + serialize(record[key], `${path}.${key}`, depth + 1)
+        const item = record[key]
+        if (item === undefined) continue
+        trail.push(key)
+        out += (first ? '' : ',') + canonicalString(key, trail) + ':' + serialize(item, trail)
+        trail.pop()
+        first = false
       }
       return out + '}'
     }
     default:
-      throw new InputError('NOT_JSON', `${typeof value} is not a JSON value`, { path })
+      throw new InputError('NOT_JSON', `${typeof value} is not a JSON value`, { path: pathOf(trail) })
   }
 }
 
@@ -124,7 +148,7 @@ function serialize(value: unknown, path: string, depth: number): string {
  */
 export function canonicalJson(value: unknown): string {
   if (value === undefined) throw new InputError('NOT_JSON', 'undefined is not a JSON value', { path: '$' })
-  return serialize(value, '$', 0)
+  return serialize(value, [])
 }
 
 const textEncoder = new TextEncoder()

@@ -153,6 +153,43 @@ export function validateHeader(value: unknown): EventHeader {
   return header
 }
 
+// The canonical header text, exactly: one match both parses a header and proves its bytes are the
+// canonical form (key order, no whitespace, no leading zeros), ~4x cheaper than parse + re-encode.
+const CANONICAL_HEADER = new RegExp(
+  '^\\{"author":"([0-9a-f]{64})","bodyHash":"([0-9a-f]{64})","bodySize":(0|[1-9][0-9]{0,15}),' +
+  '"clock":\\{"logical":(0|[1-9][0-9]{0,15}),"wall":(0|[1-9][0-9]{0,15})\\},' +
+  '"deps":\\[((?:"[0-9a-f]{64}")(?:,"[0-9a-f]{64}")*)?\\],"kind":"(control|data)"' +
+  '(?:,"prev":"([0-9a-f]{64})")?,"seq":([1-9][0-9]{0,15})(?:,"space":"([0-9a-f]{64})")?,"v":1\\}$',
+)
+
+/** The fast path of decodeHeader; undefined when the text is not a valid canonical header. */
+function parseCanonicalHeader(text: string): EventHeader | undefined {
+  const match = CANONICAL_HEADER.exec(text)
+  if (!match) return undefined
+  const [, author, bodyHash, bodySize, logical, wall, depsText, kind, prev, seq, space] = match
+  const numbers = [Number(bodySize), Number(logical), Number(wall), Number(seq)]
+  if (!numbers.every(Number.isSafeInteger) || (numbers[0] as number) > MAX_BODY_BYTES) return undefined
+  const deps = depsText ? depsText.slice(1, -1).split('","') as EventId[] : []
+  if (deps.length > MAX_DEPS) return undefined
+  for (let i = 1; i < deps.length; i++) if ((deps[i] as string) <= (deps[i - 1] as string)) return undefined
+  const seqNumber = numbers[3] as number
+  if ((seqNumber === 1) !== (prev === undefined)) return undefined
+  if (space === undefined && (seqNumber !== 1 || deps.length > 0)) return undefined
+  const header: { -readonly [K in keyof EventHeader]: EventHeader[K] } = {
+    v: LOG_FORMAT_VERSION,
+    author: author as AuthorKey,
+    seq: seqNumber,
+    deps,
+    clock: { wall: numbers[2] as number, logical: numbers[1] as number },
+    kind: kind as EventKind,
+    bodyHash: bodyHash as string,
+    bodySize: numbers[0] as number,
+  }
+  if (space !== undefined) header.space = space as SpaceId
+  if (prev !== undefined) header.prev = prev as EventId
+  return header
+}
+
 /**
  * Decodes header bytes, refusing anything but the canonical encoding of a valid header.
  * @throws VerifyError BAD_HEADER naming the field and, when known, the claimed event id
@@ -163,6 +200,8 @@ export function decodeHeader(bytes: Uint8Array | string, claimedId?: string): Ev
   let header: EventHeader
   try {
     text = typeof bytes === 'string' ? bytes : utf8Decode(bytes)
+    const fast = parseCanonicalHeader(text)
+    if (fast) return fast
     header = validateHeader(JSON.parse(text))
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error)

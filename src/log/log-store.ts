@@ -13,6 +13,7 @@ import { buildEvent } from './event-builder.js'
 import { nextHlc } from './hlc.js'
 import { assertIdentity, type Identity } from './identity.js'
 import { assertSpaceId, type SpaceId } from './ids.js'
+import { JournaledStorage } from './journaled-storage.js'
 import { LevelLogStorage } from './level-storage.js'
 import { eventSignable } from './signable.js'
 import { SpaceLog } from './space-log.js'
@@ -33,6 +34,13 @@ export interface LogStoreOptions {
   readonly createIfMissing?: boolean
 }
 
+/** LevelDB behind a write journal: appends are durable when the journal write returns. */
+async function openDiskStorage(path: string, options: LogStoreOptions): Promise<LogStorage> {
+  const sync = options.sync ?? false
+  const inner = await LevelLogStorage.openDisk(path, { sync, createIfMissing: options.createIfMissing ?? true })
+  return JournaledStorage.open(inner, path, { sync })
+}
+
 export class LogStore {
   private readonly spaces = new Map<SpaceId, Promise<SpaceLog>>()
 
@@ -47,7 +55,7 @@ export class LogStore {
     if (raw.sync !== undefined) assertBoolean(raw.sync, 'options.sync')
     if (raw.createIfMissing !== undefined) assertBoolean(raw.createIfMissing, 'options.createIfMissing')
     const storage = options.storage ??
-      (path !== undefined ? await LevelLogStorage.openDisk(path, { sync: options.sync ?? false, createIfMissing: options.createIfMissing ?? true }) : await LevelLogStorage.openMemory())
+      (path !== undefined ? await openDiskStorage(path, options) : await LevelLogStorage.openMemory())
     return new LogStore(storage, options.crypto ?? defaultCrypto(), options.clock ?? new SystemClock())
   }
 

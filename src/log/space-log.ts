@@ -7,7 +7,7 @@
  */
 import { assertArray, assertBoolean, assertInteger, assertKnownKeys, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
 import { AuthError, CairnError, InputError, LimitError } from '../errors.js'
-import { ApplyBatch, type StagedEvent } from './apply-batch.js'
+import { ApplyBatch, NO_DEPS, type StagedEvent } from './apply-batch.js'
 import { GRANT_OP, REVOKE_OP, RIGHTS, type Right } from './authorization.js'
 import { authenticateChains, type Equivocation } from './chain-authentication.js'
 import type { JsonValue } from './canonical-json.js'
@@ -177,7 +177,7 @@ export class SpaceLog {
           space: this.space, author, seq: (tip?.seq ?? 0) + 1, ...(tip ? { prev: tip.id } : {}),
           deps, clock: nextHlc(now, clocks), kind: entry.kind, op: entry.op, data: entry.data ?? null,
         }, this.crypto, salts.subarray(16 * i, 16 * (i + 1)))
-        staged.push(await batch.apply(event))
+        staged.push(i === 0 ? await batch.apply(event) : batch.applyWith(event, NO_DEPS))
       }
       for (let i = 0; i < staged.length; i++) {
         const item = staged[i] as StagedEvent
@@ -227,7 +227,8 @@ export class SpaceLog {
           continue
         }
         try {
-          await batch.apply(event)
+          if (event.header.deps.length > 0) await batch.apply(event)
+          else batch.applyWith(event, NO_DEPS)
         } catch (error) {
           const failure = batch.equivocation ? await this.recordEquivocation(batch.equivocation) : error
           batch.equivocation = undefined

@@ -4,6 +4,7 @@
  * the authors caught equivocating. Loaded once when the space is opened; changed only after a
  * write batch has been stored (see ApplyBatch.commit), so memory never runs ahead of disk.
  */
+import { StorageError } from '../errors.js'
 import { SpaceAuthority } from './authorization.js'
 import { decodeHeader, type EventHeader } from './event.js'
 import type { Hlc } from './hlc.js'
@@ -11,7 +12,7 @@ import type { AuthorKey, EventId, SpaceId } from './ids.js'
 import type { LogStorage } from './storage.js'
 import { keys, parseSeqKey } from './store-keys.js'
 import {
-  decodeControl, decodeEquivocation, decodeEventRecord, decodeIdRun, decodeMeta, decodePending, decodeTip, decodeVector,
+  decodeControl, decodeEquivocation, decodeEventRecord, decodeIdRun, decodeMeta, decodePending, decodeVector,
   type EquivocationRecord, type EventRecord, type SpaceMeta,
 } from './store-records.js'
 import type { VersionVector } from './version-vector.js'
@@ -67,6 +68,8 @@ export class SpaceState {
   private readonly segments = new Map<EventId, Set<EventId>>()
   readonly equivocations = new Map<AuthorKey, EquivocationRecord>()
   private readonly causalCache = new Map<EventId, CausalInfo>()
+  /** The local seq the next applied event gets. */
+  nextLocalSeq = 1
 
   private constructor(readonly space: SpaceId, private readonly storage: LogStorage) {}
 
@@ -81,11 +84,10 @@ export class SpaceState {
       }
       state.authority = new SpaceAuthority(state.meta.owner, controls)
     }
-    for await (const [key, value] of storage.entries({ gte: keys.tipPrefix(space), lt: keys.end(keys.tipPrefix(space)) })) {
-      const tip = decodeTip(value, key)
-      const author = key.slice(keys.tipPrefix(space).length) as AuthorKey
-      const vector = await state.anchorVector(author, tip.seq)
-      state.tips.set(author, { ...tip, vector })
+    await state.loadTips()
+    const orderPrefix = keys.orderPrefix(space)
+    for await (const [key, value] of storage.entries({ gte: orderPrefix, lt: keys.end(orderPrefix), reverse: true, limit: 1 })) {
+      state.nextLocalSeq = parseSeqKey(key.slice(orderPrefix.length)) + decodeIdRun(value, key).length
     }
     for await (const [key, value] of storage.entries({ gte: keys.flagPrefix(space), lt: keys.end(keys.flagPrefix(space)) })) {
       const record = decodeEquivocation(value, key)
@@ -113,7 +115,28 @@ export class SpaceState {
   }
 
   nextLocal(): number {
-    return this.meta?.nextLocal ?? 1
+    return this.nextLocalSeq
+  }
+
+  /** Each author's tip is the last id of their last run: one seek per author. */
+  private async loadTips(): Promise<void> {
+    const root = keys.runsPrefix(this.space)
+    let from = root
+    for (;;) {
+      let author: AuthorKey | undefined
+      for await (const key of this.storage.keys({ gt: from, lt: keys.end(root), limit: 1 })) author = key.slice(root.length, root.length + 64) as AuthorKey
+      if (author === undefined) return
+      const prefix = keys.runPrefix(this.space, author)
+      for await (const [key, value] of this.storage.entries({ gte: prefix, lt: keys.end(prefix), reverse: true, limit: 1 })) {
+        const ids = decodeIdRun(value, key)
+        const id = ids[ids.length - 1] as EventId
+        const record = await this.readRecord(id)
+        if (!record) throw new StorageError('CORRUPT_STORE', 'a chain tip names an event that is not stored', { event: id, author })
+        const header = decodeHeader(record.header, id)
+        this.tips.set(author, { seq: header.seq, id, clock: header.clock, vector: await this.anchorVector(author, header.seq) })
+      }
+      from = keys.end(keys.runPrefix(this.space, author))
+    }
   }
 
   /** Registers a held event, waiting on each requirement that is not yet stored. */

@@ -2,16 +2,19 @@
  * The key layout of a log store. Every key of a space starts with the space id (64 hex) and a
  * one-letter table; numbers are fixed-width hex so string order is numeric order.
  *
- *   <space>:m                      space meta (owner, genesis, next local seq)
+ *   <space>:m                      space meta (owner, genesis), written with the genesis
  *   <space>:e:<id>                 event record (header bytes, body bytes, signature, flags)
  *   <space>:r:<author>:<seq>       a run of the author's event ids starting at seq
  *   <space>:o:<local>              a run of event ids in the order this store applied them
  *   <space>:v:<author>:<seq>       causal vector at an event that has deps (and at seq 1)
- *   <space>:t:<author>             the author's newest event (the chain tip)
  *   <space>:c:<local>              an applied grant or revoke
  *   <space>:p:<id>                 an event held until its dependencies arrive
  *   <space>:f:<author>             an equivocation by the author
  *   g:space:<space>                the spaces this store holds
+ *
+ * Chain tips and the next local seq are not stored: they are the last run of each author and
+ * the last apply-order run, found with one reverse seek each when a space is opened, which saves
+ * two record writes on every append.
  */
 
 const SEQ_WIDTH = 14 // 2^53 fits in 14 hex digits
@@ -30,8 +33,7 @@ export const keys = {
   orderPrefix: (space: string) => `${space}:o:`,
   anchor: (space: string, author: string, seq: number) => `${space}:v:${author}:${seqKey(seq)}`,
   anchorPrefix: (space: string, author: string) => `${space}:v:${author}:`,
-  tip: (space: string, author: string) => `${space}:t:${author}`,
-  tipPrefix: (space: string) => `${space}:t:`,
+  runsPrefix: (space: string) => `${space}:r:`,
   control: (space: string, local: number) => `${space}:c:${seqKey(local)}`,
   controlPrefix: (space: string) => `${space}:c:`,
   pending: (space: string, id: string) => `${space}:p:${id}`,

@@ -6,7 +6,6 @@ import { Packr } from 'msgpackr'
 import { StorageError } from '../errors.js'
 import { bytesToHex, hexToBytes } from './bytes.js'
 import type { ControlEntry, Right } from './authorization.js'
-import type { Hlc } from './hlc.js'
 import { ID_BYTES, type AuthorKey, type EventId } from './ids.js'
 import type { VersionVector } from './version-vector.js'
 
@@ -25,15 +24,6 @@ export interface EventRecord {
   readonly recordedAt: number
 }
 
-interface PackedEvent {
-  h: string
-  b?: Uint8Array
-  s?: Uint8Array
-  x?: 1
-  l: number
-  t: number
-}
-
 function corrupt(what: string, key: string, error?: unknown): never {
   throw new StorageError('CORRUPT_STORE', `${what} record does not decode`, { key }, { cause: error })
 }
@@ -49,21 +39,64 @@ function unpackObject(bytes: Uint8Array, what: string, key: string): Record<stri
   return value as Record<string, unknown>
 }
 
+/*
+ * Event records are the bulk of a store and are written on every append, so they use a fixed
+ * binary layout rather than msgpack (measured ~4x cheaper to encode):
+ *
+ *   u8 flags (1 body, 2 signature, 4 erased) | f64 local | f64 recordedAt |
+ *   u32 header length | header (UTF-8) | [u32 body length | body] | [signature, 64 bytes]
+ */
+const FLAG_BODY = 1
+const FLAG_SIGNATURE = 2
+const FLAG_ERASED = 4
+const RECORD_FIXED_BYTES = 1 + 8 + 8 + 4
+const SIGNATURE_BYTES = 64
+
 export function encodeEventRecord(record: EventRecord): Uint8Array {
-  const packed: PackedEvent = { h: record.header, l: record.local, t: record.recordedAt }
-  if (record.body !== undefined) packed.b = record.body
-  if (record.signature !== undefined) packed.s = record.signature
-  if (record.erased) packed.x = 1
-  return packr.pack(packed)
+  const headerBytes = Buffer.byteLength(record.header)
+  const bodyBytes = record.body === undefined ? 0 : 4 + record.body.length
+  const signatureBytes = record.signature === undefined ? 0 : SIGNATURE_BYTES
+  const out = Buffer.allocUnsafe(RECORD_FIXED_BYTES + headerBytes + bodyBytes + signatureBytes)
+  out[0] = (record.body !== undefined ? FLAG_BODY : 0) | (record.signature !== undefined ? FLAG_SIGNATURE : 0) | (record.erased ? FLAG_ERASED : 0)
+  out.writeDoubleLE(record.local, 1)
+  out.writeDoubleLE(record.recordedAt, 9)
+  out.writeUInt32LE(headerBytes, 17)
+  let offset = RECORD_FIXED_BYTES + out.write(record.header, RECORD_FIXED_BYTES, 'utf8')
+  if (record.body !== undefined) {
+    out.writeUInt32LE(record.body.length, offset)
+    out.set(record.body, offset + 4)
+    offset += 4 + record.body.length
+  }
+  if (record.signature !== undefined) out.set(record.signature, offset)
+  return out
 }
 
 export function decodeEventRecord(bytes: Uint8Array, key: string): EventRecord {
-  const raw = unpackObject(bytes, 'event', key)
-  if (typeof raw.h !== 'string' || typeof raw.l !== 'number' || typeof raw.t !== 'number') corrupt('event', key)
-  const record: { -readonly [K in keyof EventRecord]: EventRecord[K] } = { header: raw.h, local: raw.l, recordedAt: raw.t }
-  if (raw.b instanceof Uint8Array) record.body = raw.b
-  if (raw.s instanceof Uint8Array) record.signature = raw.s
-  if (raw.x === 1) record.erased = true
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (view.length < RECORD_FIXED_BYTES) corrupt('event', key)
+  const flags = view[0] as number
+  const headerBytes = view.readUInt32LE(17)
+  let offset = RECORD_FIXED_BYTES + headerBytes
+  if (flags > 7 || offset > view.length) corrupt('event', key)
+  const record: { -readonly [K in keyof EventRecord]: EventRecord[K] } = {
+    header: view.toString('utf8', RECORD_FIXED_BYTES, offset),
+    local: view.readDoubleLE(1),
+    recordedAt: view.readDoubleLE(9),
+  }
+  if (flags & FLAG_BODY) {
+    if (offset + 4 > view.length) corrupt('event', key)
+    const length = view.readUInt32LE(offset)
+    if (offset + 4 + length > view.length) corrupt('event', key)
+    record.body = bytes.subarray(offset + 4, offset + 4 + length)
+    offset += 4 + length
+  }
+  if (flags & FLAG_SIGNATURE) {
+    if (offset + SIGNATURE_BYTES > view.length) corrupt('event', key)
+    record.signature = bytes.subarray(offset, offset + SIGNATURE_BYTES)
+    offset += SIGNATURE_BYTES
+  }
+  if (offset !== view.length) corrupt('event', key)
+  if (flags & FLAG_ERASED) record.erased = true
   return record
 }
 
@@ -93,39 +126,20 @@ export function decodeVector(bytes: Uint8Array, key: string): VersionVector {
   return raw as VersionVector
 }
 
-export interface TipRecord {
-  readonly seq: number
-  readonly id: EventId
-  readonly clock: Hlc
-}
-
-export function encodeTip(tip: TipRecord): Uint8Array {
-  return packr.pack({ seq: tip.seq, id: tip.id, wall: tip.clock.wall, logical: tip.clock.logical })
-}
-
-export function decodeTip(bytes: Uint8Array, key: string): TipRecord {
-  const raw = unpackObject(bytes, 'tip', key)
-  if (typeof raw.seq !== 'number' || typeof raw.id !== 'string' || typeof raw.wall !== 'number' || typeof raw.logical !== 'number') {
-    corrupt('tip', key)
-  }
-  return { seq: raw.seq, id: raw.id as EventId, clock: { wall: raw.wall, logical: raw.logical } }
-}
-
+/** Written once, with the genesis. Tips and the next local seq are derived from the indexes. */
 export interface SpaceMeta {
   readonly owner: AuthorKey
   readonly genesis: EventId
-  /** The local seq the next applied event gets. */
-  readonly nextLocal: number
 }
 
 export function encodeMeta(meta: SpaceMeta): Uint8Array {
-  return packr.pack({ owner: meta.owner, genesis: meta.genesis, nextLocal: meta.nextLocal })
+  return packr.pack({ owner: meta.owner, genesis: meta.genesis })
 }
 
 export function decodeMeta(bytes: Uint8Array, key: string): SpaceMeta {
   const raw = unpackObject(bytes, 'meta', key)
-  if (typeof raw.owner !== 'string' || typeof raw.genesis !== 'string' || typeof raw.nextLocal !== 'number') corrupt('meta', key)
-  return { owner: raw.owner as AuthorKey, genesis: raw.genesis as EventId, nextLocal: raw.nextLocal }
+  if (typeof raw.owner !== 'string' || typeof raw.genesis !== 'string') corrupt('meta', key)
+  return { owner: raw.owner as AuthorKey, genesis: raw.genesis as EventId }
 }
 
 export function encodeControl(entry: ControlEntry): Uint8Array {

@@ -75,7 +75,7 @@ async function expectStorageError(promise: Promise<unknown>): Promise<void> {
 function layoutKeys(): string[] {
   const out = [
     storeKeys.meta(SPACE_A),
-    storeKeys.tip(SPACE_A, AUTHOR),
+    storeKeys.flag(SPACE_A, AUTHOR),
     storeKeys.meta(SPACE_B),
     storeKeys.spaceEntry(SPACE_A),
     storeKeys.spaceEntry(SPACE_B),
@@ -329,7 +329,7 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         const { storage, all } = await filled()
         const prefixes = [
           storeKeys.eventPrefix(SPACE_A), storeKeys.eventPrefix(SPACE_B), storeKeys.runPrefix(SPACE_A, AUTHOR),
-          storeKeys.orderPrefix(SPACE_A), storeKeys.tipPrefix(SPACE_A), storeKeys.spaceEntryPrefix(), `${SPACE_A}:`, `${SPACE_B}:`,
+          storeKeys.orderPrefix(SPACE_A), storeKeys.flagPrefix(SPACE_A), storeKeys.runsPrefix(SPACE_A), storeKeys.spaceEntryPrefix(), `${SPACE_A}:`, `${SPACE_B}:`,
         ]
         for (const prefix of prefixes) {
           const want = sorted(all.filter((key) => key.startsWith(prefix)))

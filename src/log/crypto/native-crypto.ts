@@ -9,6 +9,9 @@ import type { CryptoProvider, Signer } from './provider.js'
 // PKCS#8 wrapping of a raw Ed25519 seed (RFC 8410 §7): fixed prefix, then the 32 seed bytes.
 const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
 const MAX_CACHED_KEYS = 4096
+// Each randomBytes call into the CSPRNG costs ~5 µs whatever the size; salts are drawn from a pool.
+const RANDOM_POOL_BYTES = 8192
+const POOLED_MAX_BYTES = 256
 
 class NativeSigner implements Signer {
   readonly publicKey: Uint8Array
@@ -33,6 +36,8 @@ class NativeSigner implements Signer {
 export class NativeCrypto implements CryptoProvider {
   readonly name = 'native' as const
   private readonly publicKeys = new Map<string, KeyObject | null>()
+  private pool = Buffer.alloc(0)
+  private poolOffset = 0
 
   sha256(data: Uint8Array | string): Uint8Array {
     return crypto.hash('sha256', data, 'buffer')
@@ -54,7 +59,15 @@ export class NativeCrypto implements CryptoProvider {
   }
 
   randomBytes(length: number): Uint8Array {
-    return new Uint8Array(crypto.randomBytes(length))
+    if (length > POOLED_MAX_BYTES) return new Uint8Array(crypto.randomBytes(length))
+    if (this.poolOffset + length > this.pool.length) {
+      this.pool = crypto.randomBytes(RANDOM_POOL_BYTES)
+      this.poolOffset = 0
+    }
+    // Copy out, so bytes handed to one caller are never seen by another.
+    const out = new Uint8Array(this.pool.subarray(this.poolOffset, this.poolOffset + length))
+    this.poolOffset += length
+    return out
   }
 
   private publicKey(hex: string): KeyObject | null {

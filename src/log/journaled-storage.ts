@@ -1,0 +1,153 @@
+/**
+ * A `LogStorage` that makes each write durable by appending it to a journal file (synchronous,
+ * a few µs) and feeds the store behind it (LevelDB) in the background, merging the batches that
+ * queue up meanwhile into one. Reads see every accepted write at once: point reads through an
+ * overlay of not-yet-flushed values, range reads after the queue has drained.
+ *
+ * Invariants: a batch is in the journal before `write` resolves; the journal is emptied only
+ * when everything in it is in the inner store; batches reach the inner store in the order they
+ * were written; after a crash, opening replays the journal's intact batches in order. If the
+ * inner store fails, this storage refuses further work (reopening recovers from the journal).
+ */
+import path from 'node:path'
+import { StorageError } from '../errors.js'
+import type { LogStorage, StorageRange, StorageWrite } from './storage.js'
+import { WriteJournal } from './write-journal.js'
+
+export const JOURNAL_FILE = 'cairn-journal.log'
+/** Above this the writer waits for LevelDB to catch up, bounding the journal and the overlay. */
+export const MAX_UNFLUSHED_BYTES = 64 * 1024 * 1024
+
+export class JournaledStorage implements LogStorage {
+  /** Values written but not yet in the inner store; null marks a delete. */
+  private readonly overlay = new Map<string, Uint8Array | null>()
+  private queue: StorageWrite[][] = []
+  private flushing: Promise<void> | undefined
+  private failure: StorageError | undefined
+  private closed = false
+
+  private constructor(private readonly inner: LogStorage, private readonly journal: WriteJournal) {}
+
+  /** Wraps an open store, first replaying whatever its journal holds from a previous run. */
+  static async open(inner: LogStorage, directory: string, options: { sync?: boolean } = {}): Promise<JournaledStorage> {
+    let opened: ReturnType<typeof WriteJournal.open>
+    try {
+      opened = WriteJournal.open(path.join(directory, JOURNAL_FILE), { sync: options.sync ?? false })
+    } catch (error) {
+      await inner.close()
+      throw new StorageError('STORE_UNAVAILABLE', `the journal cannot be opened: ${(error as Error).message}`, { file: directory }, { cause: error })
+    }
+    for (const batch of opened.batches) await inner.write(batch)
+    opened.journal.reset()
+    return new JournaledStorage(inner, opened.journal)
+  }
+
+  get location(): string {
+    return this.inner.location
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    this.checkUsable()
+    const pending = this.overlay.get(key)
+    if (pending !== undefined) return pending === null ? undefined : Uint8Array.from(pending)
+    return this.inner.get(key)
+  }
+
+  async getMany(keys: readonly string[]): Promise<(Uint8Array | undefined)[]> {
+    this.checkUsable()
+    if (this.overlay.size === 0) return this.inner.getMany(keys)
+    const out: (Uint8Array | undefined)[] = new Array(keys.length)
+    const misses: string[] = []
+    const missIndex: number[] = []
+    keys.forEach((key, i) => {
+      const pending = this.overlay.get(key)
+      if (pending === undefined) {
+        misses.push(key)
+        missIndex.push(i)
+      } else out[i] = pending === null ? undefined : Uint8Array.from(pending)
+    })
+    if (misses.length > 0) {
+      const values = await this.inner.getMany(misses)
+      values.forEach((value, j) => (out[missIndex[j] as number] = value))
+    }
+    return out
+  }
+
+  async write(writes: readonly StorageWrite[]): Promise<void> {
+    this.checkUsable()
+    if (writes.length === 0) return
+    for (const write of writes) {
+      if (typeof write?.key !== 'string' || (write.type !== 'del' && !(write.type === 'put' && write.value instanceof Uint8Array))) {
+        throw new StorageError('STORAGE_FAILED', 'a write must be a put of bytes or a del, with a string key', { file: this.location })
+      }
+    }
+    if (this.journal.size > MAX_UNFLUSHED_BYTES) await this.settled()
+    let batch: StorageWrite[]
+    try {
+      // The journal's copies of the values serve reads until the flush: the caller may reuse its arrays.
+      batch = this.journal.append(writes)
+    } catch (error) {
+      throw new StorageError('STORAGE_FAILED', `the journal cannot be written: ${(error as Error).message}`, { file: this.location }, { cause: error })
+    }
+    for (const write of batch) this.overlay.set(write.key, write.type === 'put' ? write.value : null)
+    this.queue.push(batch)
+    // Flush on a later turn of the event loop: LevelDB's marshalling stays off the writer's path,
+    // and everything written meanwhile goes to LevelDB as one batch.
+    this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush())
+  }
+
+  async *entries(range: StorageRange): AsyncIterable<[string, Uint8Array]> {
+    await this.settled()
+    yield* this.inner.entries(range)
+  }
+
+  async *keys(range: StorageRange): AsyncIterable<string> {
+    await this.settled()
+    yield* this.inner.keys(range)
+  }
+
+  async compact(start: string, end: string): Promise<void> {
+    await this.settled()
+    await this.inner.compact(start, end)
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    await this.settled().catch(() => undefined)
+    this.closed = true
+    if (!this.failure) this.journal.reset()
+    this.journal.close()
+    await this.inner.close()
+  }
+
+  /** Resolves when every accepted write is in the inner store. */
+  async settled(): Promise<void> {
+    while (this.flushing) await this.flushing
+    this.checkUsable()
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batches = this.queue
+        this.queue = []
+        const merged = batches.length === 1 ? (batches[0] as StorageWrite[]) : batches.flat()
+        await this.inner.write(merged)
+        for (const write of merged) {
+          // A later write to the same key keeps its newer overlay entry.
+          if (this.overlay.get(write.key) === (write.type === 'put' ? write.value : null)) this.overlay.delete(write.key)
+        }
+        if (this.queue.length === 0) this.journal.reset()
+      }
+    } catch (error) {
+      this.failure = new StorageError('STORAGE_FAILED', `writing to the store failed; reopen it to recover from the journal: ${(error as Error).message}`, { file: this.location }, { cause: error })
+    } finally {
+      this.flushing = undefined
+    }
+  }
+
+  private checkUsable(): void {
+    if (this.failure) throw this.failure
+    if (this.closed) throw new StorageError('STORAGE_FAILED', 'the store is closed', { file: this.location })
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The journaled disk storage: the shared LogStorage suite, then what only it has: batches
+ * replayed from the journal after a crash, torn and corrupt tails dropped, reads that see
+ * writes not yet flushed, and a failing inner store refusing further work.
+ */
+import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { StorageError } from '../../src/errors.js'
+import { JOURNAL_FILE, JournaledStorage } from '../../src/log/journaled-storage.js'
+import { LevelLogStorage } from '../../src/log/level-storage.js'
+import type { LogStorage, StorageWrite } from '../../src/log/storage.js'
+import { WriteJournal } from '../../src/log/write-journal.js'
+import { runStorageSuite } from './storage.suite.js'
+
+const roots: string[] = []
+async function freshDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'cairn-journal-'))
+  roots.push(dir)
+  return dir
+}
+afterAll(async () => {
+  for (const dir of roots.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+async function openJournaled(dir: string): Promise<JournaledStorage> {
+  return JournaledStorage.open(await LevelLogStorage.openDisk(dir), dir)
+}
+
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text)
+const text = (value: Uint8Array | undefined): string | undefined => (value === undefined ? undefined : new TextDecoder().decode(value))
+
+async function listAll(storage: LogStorage): Promise<[string, string][]> {
+  const out: [string, string][] = []
+  for await (const [key, value] of storage.entries({})) out.push([key, text(value) as string])
+  return out
+}
+
+/** Leaves batches in a journal as a crashed process would: written, never flushed. */
+async function crashWithJournal(dir: string, batches: StorageWrite[][]): Promise<void> {
+  const inner = await LevelLogStorage.openDisk(dir)
+  await inner.close()
+  const { journal } = WriteJournal.open(path.join(dir, JOURNAL_FILE), { sync: false })
+  for (const batch of batches) journal.append(batch)
+  journal.close()
+}
+
+runStorageSuite('JournaledStorage on disk', async () => openJournaled(await freshDir()), {
+  reopen: (closed) => openJournaled(closed.location),
+})
+
+describe('JournaledStorage', () => {
+  it('replays the batches a crashed process left in its journal, in order', async () => {
+    const dir = await freshDir()
+    await crashWithJournal(dir, [
+      [{ type: 'put', key: 'a', value: bytes('1') }, { type: 'put', key: 'b', value: bytes('1') }],
+      [{ type: 'put', key: 'a', value: bytes('2') }, { type: 'del', key: 'b' }],
+      [{ type: 'put', key: 'c', value: bytes('3') }],
+    ])
+    const storage = await openJournaled(dir)
+    expect(await listAll(storage)).toEqual([['a', '2'], ['c', '3']])
+    expect((await stat(path.join(dir, JOURNAL_FILE))).size).toBe(0)
+    await storage.close()
+  })
+
+  it('drops a torn last frame and keeps every whole one before it', async () => {
+    const dir = await freshDir()
+    await crashWithJournal(dir, [[{ type: 'put', key: 'kept', value: bytes('yes') }], [{ type: 'put', key: 'torn', value: bytes('no') }]])
+    const file = path.join(dir, JOURNAL_FILE)
+    const full = await readFile(file)
+    await writeFile(file, full.subarray(0, full.length - 3))
+    const storage = await openJournaled(dir)
+    expect(await listAll(storage)).toEqual([['kept', 'yes']])
+    await storage.close()
+  })
+
+  it('stops replay at a frame whose checksum is wrong', async () => {
+    const dir = await freshDir()
+    await crashWithJournal(dir, [[{ type: 'put', key: 'first', value: bytes('1') }], [{ type: 'put', key: 'second', value: bytes('2') }]])
+    const file = path.join(dir, JOURNAL_FILE)
+    const full = await readFile(file)
+    full[full.length - 1] = (full[full.length - 1] as number) ^ 0xff
+    await writeFile(file, full)
+    await appendFile(file, Buffer.from([1, 2, 3]))
+    const storage = await openJournaled(dir)
+    expect(await listAll(storage)).toEqual([['first', '1']])
+    await storage.close()
+  })
+
+  it('answers reads with writes that have not reached LevelDB yet', async () => {
+    const storage = await openJournaled(await freshDir())
+    await storage.write([{ type: 'put', key: 'k', value: bytes('v1') }])
+    expect(text(await storage.get('k'))).toBe('v1')
+    await storage.write([{ type: 'put', key: 'k', value: bytes('v2') }, { type: 'put', key: 'j', value: bytes('x') }])
+    await storage.write([{ type: 'del', key: 'j' }])
+    expect(text(await storage.get('k'))).toBe('v2')
+    expect(await storage.get('j')).toBeUndefined()
+    expect((await storage.getMany(['j', 'k', 'missing'])).map(text)).toEqual([undefined, 'v2', undefined])
+    expect(await listAll(storage)).toEqual([['k', 'v2']])
+    await storage.close()
+  })
+
+  it('keeps every acknowledged write across close and reopen, with the journal emptied', async () => {
+    const dir = await freshDir()
+    let storage = await openJournaled(dir)
+    for (let i = 0; i < 200; i++) await storage.write([{ type: 'put', key: `k${String(i).padStart(3, '0')}`, value: bytes(String(i)) }])
+    await storage.close()
+    expect((await stat(path.join(dir, JOURNAL_FILE))).size).toBe(0)
+    storage = await openJournaled(dir)
+    const all = await listAll(storage)
+    expect(all).toHaveLength(200)
+    expect(all[199]).toEqual(['k199', '199'])
+    await storage.close()
+  })
+
+  it('refuses further work once the store behind it fails, and recovers on reopen', async () => {
+    const dir = await freshDir()
+    const inner = await LevelLogStorage.openDisk(dir)
+    const storage = await JournaledStorage.open(inner, dir)
+    const realWrite = inner.write.bind(inner)
+    let failNext = true
+    inner.write = async (writes) => {
+      if (failNext) {
+        failNext = false
+        throw new StorageError('STORAGE_FAILED', 'disk full')
+      }
+      return realWrite(writes)
+    }
+    await storage.write([{ type: 'put', key: 'survives', value: bytes('1') }])
+    await expect(storage.settled()).rejects.toMatchObject({ code: 'STORAGE_FAILED' })
+    await expect(storage.write([{ type: 'put', key: 'later', value: bytes('2') }])).rejects.toBeInstanceOf(StorageError)
+    await storage.close()
+    const reopened = await openJournaled(dir)
+    expect(text(await reopened.get('survives'))).toBe('1')
+    expect(await reopened.get('later')).toBeUndefined()
+    await reopened.close()
+  })
+})
