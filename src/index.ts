@@ -7,3 +7,9 @@ export {
   CairnError, InputError, VerifyError, ProtocolError, StorageError, AuthError, LimitError, isCairnError,
   type ErrorLocation,
 } from './errors.js'
+export * from './memory/index.js'
+export {
+  RECORD_KINDS, isRecordKind, kindSpec, type RecordKind, type KindSpec, type FieldSpec, type RecordView, type RecordFilter,
+  type TagFilter, type RecordChange, type ChangeAction, type ConflictEntry, type PatchInput,
+} from './projection/index.js'
+export { CLAIM_CLASSES, type ClaimClass } from './crdt/index.js'

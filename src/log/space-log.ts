@@ -383,6 +383,17 @@ export class SpaceLog {
     })
   }
 
+  /** The causal vector of an applied event (each author's highest seq in its past, itself included). */
+  async causalVector(id: string): Promise<VersionVector | undefined> {
+    const eventId = assertEventId(id, 'id')
+    return (await this.state.causalInfo([eventId])).get(eventId)?.vector
+  }
+
+  /** The local position of the newest applied event (0 when empty). */
+  get appliedCount(): number {
+    return this.state.nextLocal() - 1
+  }
+
   /** Events no other stored event has in its causal past, sorted. */
   heads(): EventId[] {
     const heads: EventId[] = []

@@ -1,0 +1,200 @@
+/**
+ * The merge state of one memory record and how each operation changes it. Fields combine by
+ * their merge class (given by the caller, which knows the record kinds):
+ *
+ *   identity, lww   last-writer-wins register by stamp
+ *   set             add-wins set (add-wins-set.ts)
+ *   counter         sum of increments from every event, never last-writer-wins
+ *   map             last-writer-wins per key
+ *   text            Automerge document (collaborative-text.ts)
+ *
+ * Delete wins forever: once a record holds a delete tombstone, no operation changes it again (a
+ * redact tombstone keeps the skeleton; a delete still overrides it). Operations on such a record
+ * are reported as `ignored`, so the caller can erase the bodies that carried them.
+ *
+ * Every function is pure and the result depends only on the set of operations, not their order,
+ * given causal delivery (which the log guarantees).
+ */
+import type { JsonValue } from '../log/index.js'
+import { addToSet, removeFromSet, type AddWinsSet } from './add-wins-set.js'
+import { applyTextChanges, baseTextDocument } from './collaborative-text.js'
+import { writeRegister, type Register } from './register.js'
+import { compareStamps, type Stamp } from './stamp.js'
+import type { Supersession } from './supersession.js'
+
+export type MergeClass = 'identity' | 'lww' | 'set' | 'counter' | 'map' | 'text'
+
+export interface Tombstone {
+  readonly op: 'delete' | 'redact'
+  /** The Portable Memory tombstone record (id, op, targetKind, targetID, deletedAt, actor, derived, reason?). */
+  readonly record: { readonly [key: string]: JsonValue }
+  readonly stamp: Stamp
+  /** For a redaction: the frozen, content-free view, written by the redacting replica. */
+  readonly skeleton?: { readonly [key: string]: JsonValue }
+  /** Set when this record was deleted because another record it derived from was. */
+  readonly derivedFrom?: string
+}
+
+export interface RecordState {
+  readonly id: string
+  readonly kind: string
+  /** The earliest create seen; a record is visible only once created. */
+  readonly created?: Stamp
+  readonly registers: Readonly<Record<string, Register>>
+  readonly sets: Readonly<Record<string, AddWinsSet>>
+  readonly counters: Readonly<Record<string, number>>
+  readonly maps: Readonly<Record<string, Readonly<Record<string, Register>>>>
+  readonly texts: Readonly<Record<string, Uint8Array>>
+  /** Unknown episode keys (Portable Memory ext), last-writer-wins per key. */
+  readonly ext: Readonly<Record<string, Register>>
+  readonly supersessions: readonly Supersession[]
+  readonly tombstone?: Tombstone
+}
+
+export type RecordOperation =
+  | {
+      readonly type: 'create'
+      readonly fields: Readonly<Record<string, JsonValue>>
+      readonly texts?: Readonly<Record<string, readonly Uint8Array[]>>
+      readonly ext?: Readonly<Record<string, JsonValue>>
+    }
+  | {
+      readonly type: 'patch'
+      readonly set: Readonly<Record<string, JsonValue>>
+      readonly unset: readonly string[]
+      readonly add: Readonly<Record<string, readonly string[]>>
+      readonly remove: Readonly<Record<string, readonly string[]>>
+      readonly increment: Readonly<Record<string, number>>
+      readonly ext: Readonly<Record<string, JsonValue>>
+      readonly unsetExt: readonly string[]
+    }
+  | { readonly type: 'text'; readonly field: string; readonly changes: readonly Uint8Array[] }
+  | { readonly type: 'supersede'; readonly supersession: Omit<Supersession, 'stamp' | 'vector'> }
+  | {
+      readonly type: 'tombstone'
+      readonly op: 'delete' | 'redact'
+      readonly record: { readonly [key: string]: JsonValue }
+      readonly skeleton?: { readonly [key: string]: JsonValue }
+      readonly derivedFrom?: string
+    }
+
+export interface OperationContext {
+  readonly stamp: Stamp
+  /** Causal vector of the event carrying the operation. */
+  readonly vector: Readonly<Record<string, number>>
+  readonly mergeClassOf: (field: string) => MergeClass | undefined
+}
+
+export function emptyRecordState(id: string, kind: string): RecordState {
+  return { id, kind, registers: {}, sets: {}, counters: {}, maps: {}, texts: {}, ext: {}, supersessions: [] }
+}
+
+export interface OperationResult {
+  readonly state: RecordState
+  /** The operation changed nothing because the record was deleted (its body holds content to erase). */
+  readonly ignored: boolean
+}
+
+function setField(
+  state: { -readonly [K in keyof RecordState]: RecordState[K] },
+  field: string,
+  value: JsonValue | undefined,
+  context: OperationContext,
+): void {
+  const mergeClass = context.mergeClassOf(field)
+  const { stamp } = context
+  if (mergeClass === 'set') {
+    const elements = Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
+    state.sets = { ...state.sets, [field]: addToSet(state.sets[field] ?? {}, elements, stamp) }
+  } else if (mergeClass === 'counter') {
+    state.counters = { ...state.counters, [field]: (state.counters[field] ?? 0) + (typeof value === 'number' ? value : 0) }
+  } else if (mergeClass === 'map') {
+    const map = { ...(state.maps[field] ?? {}) }
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [key, item] of Object.entries(value)) map[key] = writeRegister(map[key], item === null ? undefined : item, stamp)
+    }
+    state.maps = { ...state.maps, [field]: map }
+  } else if (mergeClass === 'text') {
+    // Text content arrives as Automerge changes (the `texts` part of a create, or text ops).
+  } else {
+    state.registers = { ...state.registers, [field]: writeRegister(state.registers[field], value, stamp) }
+  }
+}
+
+/** Applies one operation carried by an event. */
+export function applyRecordOperation(current: RecordState, operation: RecordOperation, context: OperationContext): OperationResult {
+  if (current.tombstone?.op === 'delete') return { state: current, ignored: true }
+  if (current.tombstone && operation.type !== 'tombstone') return { state: current, ignored: true }
+  const state: { -readonly [K in keyof RecordState]: RecordState[K] } = { ...current }
+  const { stamp } = context
+  switch (operation.type) {
+    case 'create': {
+      if (!state.created || compareStamps(stamp, state.created) < 0) state.created = stamp
+      for (const [field, value] of Object.entries(operation.fields)) setField(state, field, value, context)
+      for (const [field, changes] of Object.entries(operation.texts ?? {})) {
+        state.texts = { ...state.texts, [field]: applyTextChanges(state.texts[field] ?? baseTextDocument(), changes) }
+      }
+      const ext = { ...state.ext }
+      for (const [key, value] of Object.entries(operation.ext ?? {})) ext[key] = writeRegister(ext[key], value, stamp)
+      state.ext = ext
+      break
+    }
+    case 'patch': {
+      for (const [field, value] of Object.entries(operation.set)) setField(state, field, value, context)
+      for (const field of operation.unset) {
+        const dot = field.indexOf('.')
+        if (dot > 0 && context.mergeClassOf(field.slice(0, dot)) === 'map') {
+          const name = field.slice(0, dot)
+          const map = { ...(state.maps[name] ?? {}) }
+          map[field.slice(dot + 1)] = writeRegister(map[field.slice(dot + 1)], undefined, stamp)
+          state.maps = { ...state.maps, [name]: map }
+        } else setField(state, field, undefined, context)
+      }
+      for (const [field, elements] of Object.entries(operation.add)) {
+        state.sets = { ...state.sets, [field]: addToSet(state.sets[field] ?? {}, elements, stamp) }
+      }
+      for (const [field, elements] of Object.entries(operation.remove)) {
+        state.sets = { ...state.sets, [field]: removeFromSet(state.sets[field] ?? {}, elements, context.vector) }
+      }
+      for (const [field, delta] of Object.entries(operation.increment)) {
+        state.counters = { ...state.counters, [field]: (state.counters[field] ?? 0) + delta }
+      }
+      const ext = { ...state.ext }
+      for (const [key, value] of Object.entries(operation.ext)) ext[key] = writeRegister(ext[key], value, stamp)
+      for (const key of operation.unsetExt) ext[key] = writeRegister(ext[key], undefined, stamp)
+      state.ext = ext
+      break
+    }
+    case 'text':
+      state.texts = { ...state.texts, [operation.field]: applyTextChanges(state.texts[operation.field] ?? baseTextDocument(), operation.changes) }
+      break
+    case 'supersede':
+      state.supersessions = [...state.supersessions, { ...operation.supersession, stamp, vector: context.vector }]
+      break
+    case 'tombstone': {
+      const existing = state.tombstone
+      // delete beats redact; between two of one kind the earlier stamp is kept, so all replicas agree.
+      const stronger = !existing || (operation.op === 'delete' && existing.op === 'redact') ||
+        (operation.op === existing.op && compareStamps(stamp, existing.stamp) < 0)
+      if (stronger) {
+        state.tombstone = {
+          op: operation.op, record: operation.record, stamp,
+          ...(operation.skeleton ? { skeleton: operation.skeleton } : {}),
+          ...(operation.derivedFrom !== undefined ? { derivedFrom: operation.derivedFrom } : {}),
+        }
+      }
+      // The content is gone: only what blocks resurrection (and the redaction skeleton) is kept,
+      // so a replica that never saw the content (its bodies erased) holds the same state.
+      delete state.created
+      state.registers = {}
+      state.sets = {}
+      state.counters = {}
+      state.maps = {}
+      state.texts = {}
+      state.ext = {}
+      state.supersessions = []
+      break
+    }
+  }
+  return { state, ignored: false }
+}

@@ -1,0 +1,359 @@
+/**
+ * Memory: the public engine API. One replica of one space: typed records written as signed
+ * events, merged by CRDT rules, read through the persisted projection.
+ *
+ *   const memory = await Memory.open({ path: './.cairn' })      // or {} for in memory
+ *   const id = await memory.remember({ kind: 'episode', summary: 'Prefers tea' })
+ *   await memory.search('tea')
+ *
+ * Every write validates its input first (InputError naming the field), appends one event (or
+ * one atomic batch), then applies it to the projection before returning, so a read right after
+ * a write sees it. Other replicas' events come in through `ingest`.
+ */
+import { assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
+import { canonicalJson, type JsonValue, type EventEnvelope, type IngestResult, type Right, type SpaceLog, type VersionVector } from '../log/index.js'
+import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
+import { InputError } from '../errors.js'
+import {
+  decodeState, formatTimestamp, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, validateCreate, validatePatch, isRecordKind,
+  Projection, ProjectionReader,
+  type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView,
+} from '../projection/index.js'
+import { planForget, type DerivedBlock } from './forget-plan.js'
+import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
+import { parseFilter, parseAsOf, MAX_QUERY_LIMIT, DEFAULT_QUERY_LIMIT } from './memory-inputs.js'
+
+export type { MemoryOptions } from './memory-engine.js'
+
+export type RememberInput = { readonly kind: RecordKind } & { readonly [field: string]: unknown }
+
+export interface QueryInput extends RecordFilter {
+  /** Recorded time: a Date, ms since the epoch, or an RFC 3339 string. */
+  readonly asOf?: Date | number | string
+  readonly limit?: number
+  readonly cursor?: string
+}
+
+export interface Tombstone {
+  readonly id: string
+  readonly op: 'delete' | 'redact'
+  readonly targetKind: RecordKind
+  readonly targetID: string
+  readonly deletedAt: string
+  readonly actor: string
+  readonly derived: DerivedBlock
+  readonly reason?: string
+  readonly signature: string
+}
+
+export interface HistoryItem {
+  readonly event: string
+  readonly local: number
+  readonly type: 'content' | 'tombstone'
+  readonly op?: string
+  readonly author: string
+  readonly clock: { readonly wall: number; readonly logical: number }
+  readonly recordedAt: number
+  readonly bodyState: 'present' | 'erased' | 'absent'
+}
+
+export interface MemoryChange {
+  readonly changes: readonly RecordChange[]
+}
+
+export class Memory {
+  private constructor(private readonly engine: Engine, private readonly projection: Projection, private readonly reader: ProjectionReader) {}
+
+  /**
+   * Opens a replica. With `path`, a Cairn home directory (created on first use); without, in
+   * memory. With `space`, a new replica of an existing space (it learns the genesis from its
+   * first ingest); otherwise a new space owned by this replica's identity.
+   */
+  static async open(options: MemoryOptions = {}): Promise<Memory> {
+    const engine = await openEngine(options)
+    try {
+      const projection = await Projection.open(engine.store.storage, engine.log)
+      const reader = new ProjectionReader(engine.store.storage, projection.keys, projection.textIndex, () => projection.cursor)
+      return new Memory(engine, projection, reader)
+    } catch (error) {
+      await engine.store.close()
+      throw error
+    }
+  }
+
+  /** The space id. */
+  get space(): string {
+    return this.engine.log.space
+  }
+
+  /** This replica's author key (Ed25519 public key, hex). */
+  get author(): string {
+    return this.engine.identity.author
+  }
+
+  /** The underlying signed log, for sync and inspection. */
+  get log(): SpaceLog {
+    return this.engine.log
+  }
+
+  private now(): number {
+    return this.engine.store.clock.nowMs()
+  }
+
+  private async append(entries: { op: string; data: JsonValue }[]): Promise<void> {
+    const events = entries.length === 1
+      ? [await this.engine.log.append(this.engine.identity, entries[0] as { op: string; data: JsonValue })]
+      : await this.engine.log.appendBatch(this.engine.identity, entries)
+    await this.projection.catchUp(events)
+  }
+
+  private async state(id: string) {
+    const bytes = await this.engine.store.storage.get(this.projection.keys.state(id))
+    return bytes ? decodeState(bytes, id) : undefined
+  }
+
+  private async existing(id: unknown, label = 'id'): Promise<RecordView> {
+    const recordId = assertNonEmptyString(id, label)
+    const view = await this.reader.get(recordId)
+    if (!view) {
+      const state = await this.state(recordId)
+      const code = state?.tombstone ? 'FORGOTTEN' : 'UNKNOWN_RECORD'
+      throw new InputError(code, state?.tombstone ? 'the record was deleted' : 'no such record', { field: label })
+    }
+    return view
+  }
+
+  private createEntry(input: unknown): { op: string; data: JsonValue; id: string; kind: RecordKind; fields: Record<string, JsonValue> } {
+    const raw = assertObject(input, 'record')
+    if (!isRecordKind(raw.kind)) throw new InputError('UNKNOWN_KIND', `unknown record kind ${JSON.stringify(String(raw.kind)).slice(0, 40)}`, { field: 'kind' })
+    const kind = raw.kind
+    const { kind: _kind, ...rest } = raw
+    const random = (bytes: number) => Buffer.from(this.engine.store.crypto.randomBytes(bytes)).toString('hex')
+    const record = validateCreate(kind, rest, { nowMs: this.now(), randomHex: random })
+    const spec = kindSpec(kind)
+    const fields: Record<string, JsonValue> = {}
+    const texts: Record<string, string[]> = {}
+    for (const [field, value] of Object.entries(record.fields)) {
+      if (spec.fields[field]?.merge === 'text') {
+        const initial = typeof value === 'string' ? value : ''
+        texts[field] = initial ? encodeChanges(spliceText(baseTextDocument(), this.author, 0, 0, initial, this.now()).changes) : []
+      } else fields[field] = value
+    }
+    const data = { kind, id: record.id, fields, ...(Object.keys(texts).length > 0 ? { texts } : {}), ...(Object.keys(record.ext).length > 0 ? { ext: record.ext } : {}) }
+    return { op: MEMORY_OPS.create, data, id: record.id, kind, fields: record.fields }
+  }
+
+  /**
+   * Stores a record of any Portable Memory kind and returns its id. Fields left out take the
+   * documented defaults (an episode needs only `summary` or `details`). Remembering an existing
+   * id merges into it; remembering a deleted id is refused.
+   * @throws InputError UNKNOWN_KIND, MISSING_FIELD, WRONG_TYPE, … naming the field; FORGOTTEN
+   */
+  async remember(record: RememberInput): Promise<string> {
+    const entry = this.createEntry(record)
+    if ((await this.state(entry.id))?.tombstone) throw new InputError('FORGOTTEN', 'this id was deleted and never returns', { field: 'id' })
+    await this.append([{ op: entry.op, data: entry.data }])
+    return entry.id
+  }
+
+  /**
+   * Changes fields of a record: `set` and `unset` for plain fields and map keys
+   * (`metadata.key`), `add`/`remove` for set fields (tags, aliases…), `increment` for counters.
+   * Facts and edges are not overwritten in their temporal fields: use `supersede`.
+   */
+  async update(id: string, changes: PatchInput): Promise<void> {
+    const view = await this.existing(id)
+    const patch = validatePatch(view.kind, changes)
+    await this.append([{ op: MEMORY_OPS.patch, data: { kind: view.kind, id: view.id, ...patch } as unknown as JsonValue }])
+  }
+
+  /**
+   * Replaces a fact or edge by a new one: the new record is created and the old one closed
+   * (tValidTo = the new one's tValidFrom, supersededBy = its id), atomically. Concurrent
+   * supersedes of one record are all kept and reported by `conflicts()`.
+   */
+  async supersede(id: string, replacement: { readonly [field: string]: unknown }, options: { validFrom?: string; source?: ClaimClass } = {}): Promise<string> {
+    const old = await this.existing(id)
+    const spec = kindSpec(old.kind)
+    if (!spec.validTime) throw new InputError('NOT_TEMPORAL', `${old.kind} records are not bi-temporal; use update`, { field: 'id' })
+    const raw = assertOptions(options, ['validFrom', 'source'], 'options')
+    const validFrom = raw.validFrom === undefined ? formatTimestamp(this.now()) : normalizeTimestamp(raw.validFrom, 'options.validFrom')
+    const source = raw.source === undefined ? 'asserted' : (assertString(raw.source, 'options.source') as ClaimClass)
+    if (!CLAIM_CLASSES.includes(source)) throw new InputError('BAD_VALUE', `source must be one of ${CLAIM_CLASSES.join(', ')}`, { field: 'options.source' })
+    const entry = this.createEntry({ ...assertObject(replacement, 'replacement'), kind: old.kind, [spec.validTime.from]: validFrom })
+    const confidence = typeof entry.fields.confidence === 'number' ? entry.fields.confidence : 0
+    await this.append([
+      { op: entry.op, data: entry.data },
+      { op: MEMORY_OPS.supersede, data: { kind: old.kind, id: old.id, by: entry.id, at: validFrom, validFrom, confidence, source } },
+    ])
+    return entry.id
+  }
+
+  private async tombstone(id: string, op: 'delete' | 'redact', options: { reason?: string } = {}): Promise<Tombstone> {
+    const view = await this.existing(id)
+    const raw = assertOptions(options, ['reason'], 'options')
+    const reason = raw.reason === undefined ? undefined : assertString(raw.reason, 'options.reason')
+    const plan = op === 'delete' ? await planForget(this.engine.store.storage, this.projection.keys, view) : { derived: { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] }, records: [] }
+    const random = Buffer.from(this.engine.store.crypto.randomBytes(8)).toString('hex')
+    const unsigned = {
+      id: `tomb_${random}`, op, targetKind: view.kind, targetID: view.id, deletedAt: formatTimestamp(this.now()),
+      actor: this.author, derived: plan.derived, ...(reason !== undefined ? { reason } : {}),
+    }
+    // Portable Memory §5: ed25519:<public key>:<signature over the canonical line without signature>.
+    const signature = Buffer.from(this.engine.identity.sign(new TextEncoder().encode(canonicalJson(unsigned)))).toString('hex')
+    const tombstone: Tombstone = { ...unsigned, signature: `ed25519:${this.author}:${signature}` }
+    const data: Record<string, JsonValue> = { kind: view.kind, id: view.id, tombstone: tombstone as unknown as JsonValue, derived: plan.records as unknown as JsonValue }
+    if (op === 'redact') data.skeleton = redactionSkeleton(view) as JsonValue
+    await this.append([{ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data }])
+    return tombstone
+  }
+
+  /**
+   * Deletes a record for good, with what was derived only from it. The id never comes back, and
+   * the event bodies that carried its content are erased from this store (and from every replica
+   * the delete reaches). Returns the signed tombstone.
+   */
+  forget(id: string, options: { reason?: string } = {}): Promise<Tombstone> {
+    return this.tombstone(id, 'delete', options)
+  }
+
+  /** Purges a record's content but keeps a skeleton (ids, times, kind) and the tombstone. */
+  redact(id: string, options: { reason?: string } = {}): Promise<Tombstone> {
+    return this.tombstone(id, 'redact', options)
+  }
+
+  /**
+   * Edits a collaborative text field (core blocks' `content`): the minimal change from the
+   * current text to `text`. Concurrent edits from several agents all survive.
+   */
+  async editText(id: string, text: string, options: { field?: string } = {}): Promise<void> {
+    await this.textChange(id, options.field ?? 'content', (document) => editTextDocument(document, this.author, assertString(text, 'text'), this.now()))
+  }
+
+  /** Appends to a collaborative text field; concurrent appends by two agents both survive. */
+  async appendText(id: string, text: string, options: { field?: string } = {}): Promise<void> {
+    const addition = assertString(text, 'text')
+    await this.textChange(id, options.field ?? 'content', (document) =>
+      spliceText(document, this.author, [...textOf(document)].length === 0 ? 0 : textOf(document).length, 0, addition, this.now()))
+  }
+
+  private async textChange(id: string, field: string, edit: (document: Uint8Array) => { changes: Uint8Array[] }): Promise<void> {
+    const view = await this.existing(id)
+    if (kindSpec(view.kind).fields[field]?.merge !== 'text') throw new InputError('NOT_TEXT', `${view.kind}.${field} is not a collaborative text field`, { field: 'field' })
+    const state = await this.state(view.id)
+    const { changes } = edit(state?.texts[field] ?? baseTextDocument())
+    if (changes.length === 0) return
+    await this.append([{ op: MEMORY_OPS.text, data: { kind: view.kind, id: view.id, field, changes: encodeChanges(changes) } }])
+  }
+
+  /** A record by id, or as this replica showed it at a recorded time. */
+  async get(id: string, options: { asOf?: Date | number | string } = {}): Promise<RecordView | undefined> {
+    const recordId = assertNonEmptyString(id, 'id')
+    const raw = assertOptions(options, ['asOf'], 'options')
+    const asOfMs = raw.asOf === undefined ? undefined : parseAsOf(raw.asOf)
+    return this.reader.get(recordId, asOfMs === undefined ? {} : { asOfMs })
+  }
+
+  /** Records matching a filter, a page at a time (pass `cursor` back for the next page). */
+  async query(input: QueryInput = {}): Promise<{ records: RecordView[]; cursor?: string }> {
+    const raw = assertOptions(input, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'asOf', 'limit', 'cursor'], 'query')
+    const filter = parseFilter(raw)
+    const limit = raw.limit === undefined ? DEFAULT_QUERY_LIMIT : assertInteger(raw.limit, 'query.limit', 1, MAX_QUERY_LIMIT)
+    const cursor = raw.cursor === undefined ? undefined : assertString(raw.cursor, 'query.cursor')
+    const asOfMs = raw.asOf === undefined ? undefined : parseAsOf(raw.asOf)
+    return this.reader.query(filter, { limit, ...(cursor !== undefined ? { cursor } : {}) }, asOfMs === undefined ? {} : { asOfMs })
+  }
+
+  /** Full-text search (BM25), optionally filtered like `query`. */
+  async search(text: string, options: RecordFilter & { limit?: number } = {}): Promise<{ record: RecordView; score: number }[]> {
+    const query = assertString(text, 'text')
+    const raw = assertOptions(options, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'limit'], 'options')
+    const limit = raw.limit === undefined ? 10 : assertInteger(raw.limit, 'options.limit', 1, MAX_QUERY_LIMIT)
+    return this.reader.search(query, parseFilter(raw), limit)
+  }
+
+  /** The events that shaped a record, oldest first (bodies of deleted content are erased). */
+  async history(id: string): Promise<HistoryItem[]> {
+    const entries = await this.reader.history(assertNonEmptyString(id, 'id'))
+    const out: HistoryItem[] = []
+    for (const entry of entries) {
+      const event = await this.engine.log.get(entry.event)
+      if (!event) continue
+      out.push({
+        event: entry.event, local: entry.local, type: entry.type, ...(event.body ? { op: event.body.op } : {}),
+        author: event.header.author, clock: event.header.clock, recordedAt: event.recordedAt, bodyState: event.bodyState,
+      })
+    }
+    return out
+  }
+
+  /** Records superseded concurrently by several replicas, with the winner and why. */
+  conflicts(): Promise<ConflictEntry[]> {
+    return this.reader.conflicts()
+  }
+
+  /** Tombstones of deleted and redacted records. */
+  tombstones(): Promise<{ readonly [key: string]: JsonValue }[]> {
+    return this.reader.tombstones()
+  }
+
+  /** Calls `listener` after each write or ingest with the records it changed. Returns an unsubscribe. */
+  subscribe(listener: (change: MemoryChange) => void): () => void {
+    if (typeof listener !== 'function') throw new InputError('WRONG_TYPE', 'listener must be a function', { field: 'listener' })
+    return this.projection.on('records-changed', ({ changes }) => listener({ changes }))
+  }
+
+  /** A hash of everything this replica shows: equal on two replicas exactly when they show the same memory. */
+  digest(): Promise<string> {
+    return this.reader.digest()
+  }
+
+  /** For each author, the newest event held here: what `events(since)` takes. */
+  versionVector(): VersionVector {
+    return this.engine.log.versionVector()
+  }
+
+  /** Signed events beyond `since` (all when omitted), for another replica's `ingest`. */
+  events(since: VersionVector = {}): Promise<EventEnvelope[]> {
+    return this.engine.log.envelopesSince(since)
+  }
+
+  /** Verifies and applies events from another replica; returns what the log did. */
+  async ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
+    const result = await this.engine.log.ingest(events)
+    await this.projection.catchUp(result.applied)
+    return result
+  }
+
+  /** Lets another replica's key write to this space (needs the admin right here). */
+  async grant(author: string, rights?: readonly Right[]): Promise<void> {
+    await this.engine.log.grant(this.engine.identity, author, rights)
+  }
+
+  async revoke(author: string): Promise<void> {
+    await this.engine.log.revoke(this.engine.identity, author)
+  }
+
+  /** Re-derives the whole projection from the log (the result equals the incremental state). */
+  rebuild(): Promise<void> {
+    return this.projection.rebuild()
+  }
+
+  async close(): Promise<void> {
+    await this.engine.store.close()
+  }
+}
+
+/** What a redaction keeps: the record with its text fields emptied and its metadata and extensions dropped. */
+function redactionSkeleton(view: RecordView): Record<string, JsonValue> {
+  const spec = kindSpec(view.kind)
+  const skeleton: Record<string, JsonValue> = {}
+  for (const [field, value] of Object.entries(view)) {
+    const fieldSpec = spec.fields[field]
+    if (!fieldSpec || field === 'kind') continue
+    if (spec.textFields.includes(field) && !fieldSpec.merge.startsWith('identity')) skeleton[field] = Array.isArray(value) ? [] : typeof value === 'string' ? '' : value
+    else if (fieldSpec.merge === 'map') skeleton[field] = {}
+    else skeleton[field] = value
+  }
+  return skeleton
+}

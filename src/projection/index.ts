@@ -1,0 +1,11 @@
+/** Projections: record kinds, the persisted fold of the log into records and indexes, and reads. */
+export * from './kinds.js'
+export { Projection, APPLY_CHUNK, type ProjectionEvents } from './projection.js'
+export type { RecordChange, ChangeAction, ProjectionSource } from './projection-batch.js'
+export { ProjectionReader, matchesFilter, type RecordFilter, type TagFilter, type ReadOptions, type HistoryEntry, type ConflictEntry } from './projection-reader.js'
+export { materialize, type RecordView, type ViewStatus, type Materialized } from './materialize.js'
+export { MEMORY_OPS, decodeMemoryOperation, encodeChanges, type MemoryOperation, type DerivedRecord } from './operations.js'
+export { projectionKeys, idFromKey, type ProjectionKeys } from './projection-keys.js'
+export { decodeView, decodeState } from './projection-codec.js'
+export { tagsOf, entitiesOf, searchableText } from './projection-indexes.js'
+export { TextIndex, tokenize } from './text-index.js'

@@ -1,0 +1,88 @@
+/**
+ * Turns a record's merge state into the record a reader sees (Portable Memory field names, plus
+ * `kind` and the Cairn extensions), and decides whether it is visible at all:
+ *
+ *   absent     never created here (only later operations arrived)
+ *   deleted    tombstoned, or a parent it needs is (no resurrection, spec §7)
+ *   redacted   the frozen skeleton the redaction carried
+ *   visible    the merged fields
+ *
+ * The view depends only on the record's state and which referenced ids are tombstoned, so it is
+ * the same on every replica holding the same events. References to deleted records are dropped
+ * from reference sets (evidenceEpisodeIDs, memberEntityIDs) so a deleted id appears nowhere.
+ */
+import { resolveSupersessions, setValues, textOf, type RecordState, type SupersessionOutcome } from '../crdt/index.js'
+import type { JsonValue } from '../log/index.js'
+import { kindSpec, type RecordKind } from './kinds.js'
+
+export type RecordView = { readonly kind: RecordKind; readonly id: string } & { readonly [field: string]: JsonValue }
+
+export type ViewStatus = 'absent' | 'deleted' | 'redacted' | 'visible'
+
+export interface Materialized {
+  readonly status: ViewStatus
+  readonly view?: RecordView
+  /** Set when concurrent supersedes compete (more than one candidate). */
+  readonly conflict?: SupersessionOutcome
+}
+
+/** Set fields whose members are ids of other records, and the kind they point at. */
+export const REFERENCE_SETS: Readonly<Record<string, RecordKind>> = {
+  evidenceEpisodeIDs: 'episode',
+  memberEntityIDs: 'entity',
+}
+
+/** The ids a record's visibility and view depend on: its parents and referenced sets. */
+export function referencedIds(state: RecordState): string[] {
+  const spec = kindSpec(state.kind as RecordKind)
+  const out: string[] = []
+  for (const parent of spec.parents) {
+    const value = state.registers[parent.field]?.value
+    if (typeof value === 'string') out.push(value)
+  }
+  for (const field of Object.keys(REFERENCE_SETS)) {
+    const set = state.sets[field]
+    if (set) out.push(...Object.keys(set))
+  }
+  return out
+}
+
+export function materialize(state: RecordState, isDeleted: (id: string) => boolean): Materialized {
+  const kind = state.kind as RecordKind
+  if (state.tombstone?.op === 'delete') return { status: 'deleted' }
+  if (state.tombstone?.op === 'redact') {
+    return { status: 'redacted', view: { ...(state.tombstone.skeleton ?? {}), kind, id: state.id } }
+  }
+  if (!state.created) return { status: 'absent' }
+  const spec = kindSpec(kind)
+  for (const parent of spec.parents) {
+    const value = state.registers[parent.field]?.value
+    if (typeof value === 'string' && isDeleted(value)) return { status: 'deleted' }
+  }
+  const view: Record<string, JsonValue> = {}
+  if (spec.hasExt) {
+    for (const [key, register] of Object.entries(state.ext)) if (register.value !== undefined) view[key] = register.value
+  }
+  for (const [field, register] of Object.entries(state.registers)) if (register.value !== undefined) view[field] = register.value
+  for (const [field, set] of Object.entries(state.sets)) {
+    const values = setValues(set)
+    view[field] = REFERENCE_SETS[field] ? values.filter((id) => !isDeleted(id)) : values
+  }
+  for (const [field, total] of Object.entries(state.counters)) view[field] = Math.max(0, total)
+  for (const [field, map] of Object.entries(state.maps)) {
+    const out: Record<string, JsonValue> = {}
+    for (const [key, register] of Object.entries(map)) if (register.value !== undefined) out[key] = register.value
+    view[field] = out
+  }
+  for (const [field, document] of Object.entries(state.texts)) view[field] = textOf(document)
+  let conflict: SupersessionOutcome | undefined
+  if (spec.validTime && state.supersessions.length > 0) {
+    const outcome = resolveSupersessions(state.supersessions)
+    if (outcome) {
+      view[spec.validTime.to] = outcome.winner.at
+      view.supersededBy = outcome.winner.by
+      if (outcome.candidates.length > 1) conflict = outcome
+    }
+  }
+  return { status: 'visible', view: { ...view, kind, id: state.id } as RecordView, ...(conflict ? { conflict } : {}) }
+}

@@ -1,0 +1,144 @@
+/**
+ * Memory operations as event bodies: the `op` names and `data` shapes that the Memory API writes
+ * to the log and the projection reads back. Each event carries one operation on one record.
+ *
+ *   memory.create     { kind, id, fields, texts?: { field: [base64 Automerge change] }, ext? }
+ *   memory.patch      { kind, id, set, unset, add, remove, increment, ext, unsetExt }
+ *   memory.text       { kind, id, field, changes: [base64 Automerge change] }
+ *   memory.supersede  { kind, id, by, at, validFrom, confidence, source }
+ *   memory.delete     { kind, id, tombstone, derived: [{ kind, id }] }
+ *   memory.redact     { kind, id, tombstone, skeleton, derived: [] }
+ *
+ * Bodies from other replicas are untrusted (any granted writer can put anything in a signed
+ * event), so decoding validates every field and returns undefined for anything malformed: the
+ * projection skips such an event rather than failing.
+ */
+import { CLAIM_CLASSES, type ClaimClass, type RecordOperation } from '../crdt/index.js'
+import { CairnError } from '../errors.js'
+import type { EventBody, JsonValue } from '../log/index.js'
+import { isRecordKind, kindSpec, validatePatch, type RecordKind } from './kinds.js'
+
+export const MEMORY_OPS = {
+  create: 'memory.create',
+  patch: 'memory.patch',
+  text: 'memory.text',
+  supersede: 'memory.supersede',
+  delete: 'memory.delete',
+  redact: 'memory.redact',
+} as const
+
+export interface DerivedRecord {
+  readonly kind: RecordKind
+  readonly id: string
+}
+
+/** One decoded operation: which record, and what to do to its merge state. */
+export interface MemoryOperation {
+  readonly kind: RecordKind
+  readonly id: string
+  readonly operation: RecordOperation
+  /** Records a delete takes with it (proof of reach). */
+  readonly derived?: readonly DerivedRecord[]
+}
+
+type Json = { readonly [key: string]: JsonValue }
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string')
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+function decodeChanges(value: unknown, allowEmpty = false): Uint8Array[] | undefined {
+  if (!isStringArray(value) || (value.length === 0 && !allowEmpty) || !value.every((item) => BASE64.test(item))) return undefined
+  return value.map((item) => new Uint8Array(Buffer.from(item, 'base64')))
+}
+
+export function encodeChanges(changes: readonly Uint8Array[]): string[] {
+  return changes.map((change) => Buffer.from(change).toString('base64'))
+}
+
+function decodeTexts(kind: RecordKind, value: unknown): Record<string, Uint8Array[]> | undefined {
+  if (value === undefined) return {}
+  if (!isObject(value)) return undefined
+  const out: Record<string, Uint8Array[]> = {}
+  for (const [field, changes] of Object.entries(value)) {
+    if (kindSpec(kind).fields[field]?.merge !== 'text') return undefined
+    const decoded = decodeChanges(changes, true)
+    if (!decoded) return undefined
+    out[field] = decoded
+  }
+  return out
+}
+
+function decodeDerived(value: unknown): DerivedRecord[] | undefined {
+  if (!Array.isArray(value)) return undefined
+  const out: DerivedRecord[] = []
+  for (const item of value) {
+    if (!isObject(item) || !isRecordKind(item.kind) || typeof item.id !== 'string') return undefined
+    out.push({ kind: item.kind, id: item.id })
+  }
+  return out
+}
+
+/** Reads a memory operation from an event body; undefined when the body is not a valid one. */
+export function decodeMemoryOperation(body: EventBody): MemoryOperation | undefined {
+  const data = body.data
+  if (!isObject(data) || !isRecordKind(data.kind) || typeof data.id !== 'string' || data.id.length === 0) return undefined
+  const kind = data.kind
+  const id = data.id
+  try {
+    switch (body.op) {
+      case MEMORY_OPS.create: {
+        if (!isObject(data.fields) || (data.ext !== undefined && !isObject(data.ext))) return undefined
+        const texts = decodeTexts(kind, data.texts)
+        if (!texts) return undefined
+        return { kind, id, operation: { type: 'create', fields: data.fields, texts, ...(data.ext ? { ext: data.ext } : {}) } }
+      }
+      case MEMORY_OPS.patch: {
+        const patch = validatePatch(kind, {
+          ...(data.set !== undefined ? { set: data.set } : {}),
+          ...(data.unset !== undefined ? { unset: data.unset } : {}),
+          ...(data.add !== undefined ? { add: data.add } : {}),
+          ...(data.remove !== undefined ? { remove: data.remove } : {}),
+          ...(data.increment !== undefined ? { increment: data.increment } : {}),
+        } as never)
+        const ext = isObject(data.ext) ? data.ext : {}
+        const unsetExt = isStringArray(data.unsetExt) ? data.unsetExt : []
+        return { kind, id, operation: { type: 'patch', ...patch, ext: { ...patch.ext, ...ext }, unsetExt: [...patch.unsetExt, ...unsetExt] } }
+      }
+      case MEMORY_OPS.text: {
+        const changes = decodeChanges(data.changes)
+        if (typeof data.field !== 'string' || kindSpec(kind).fields[data.field]?.merge !== 'text' || !changes) return undefined
+        return { kind, id, operation: { type: 'text', field: data.field, changes } }
+      }
+      case MEMORY_OPS.supersede: {
+        const { by, at, validFrom, confidence, source } = data
+        if (typeof by !== 'string' || typeof at !== 'string' || typeof validFrom !== 'string') return undefined
+        if (typeof confidence !== 'number' || !CLAIM_CLASSES.includes(source as ClaimClass)) return undefined
+        if (!kindSpec(kind).validTime) return undefined
+        return { kind, id, operation: { type: 'supersede', supersession: { by, at, validFrom, confidence, source: source as ClaimClass } } }
+      }
+      case MEMORY_OPS.delete:
+      case MEMORY_OPS.redact: {
+        const op = body.op === MEMORY_OPS.delete ? 'delete' : 'redact'
+        const derived = decodeDerived(data.derived ?? [])
+        if (!isObject(data.tombstone) || !derived) return undefined
+        if (op === 'redact' && !isObject(data.skeleton)) return undefined
+        return {
+          kind, id, derived,
+          operation: { type: 'tombstone', op, record: data.tombstone, ...(op === 'redact' ? { skeleton: data.skeleton as Json } : {}) },
+        }
+      }
+      default:
+        return undefined
+    }
+  } catch (error) {
+    if (error instanceof CairnError) return undefined
+    throw error
+  }
+}

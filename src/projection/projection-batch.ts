@@ -1,0 +1,284 @@
+/**
+ * Applies a run of log events to the projection in one atomic write. For each event: decode its
+ * memory operation, fold it into the record's merge state, note it in the record's history. Then
+ * close deletion over references (a record whose parent is deleted is deleted too, with a derived
+ * tombstone, so its content is purged and its bodies erased wherever it arrives), and for every
+ * record whose state or references changed, diff the old view against the new one to update
+ * the indexes, the full-text index and the as-of versions.
+ *
+ * Invariant: the writes depend only on the stored projection and the events, never on timing,
+ * so applying the log from the start yields the same bytes as applying it incrementally.
+ */
+import { applyRecordOperation, emptyRecordState, type RecordState, type Tombstone } from '../crdt/index.js'
+import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/index.js'
+import type { LogStorage } from '../log/storage.js'
+import { kindSpec, type RecordKind } from './kinds.js'
+import { materialize, referencedIds, type Materialized, type RecordView } from './materialize.js'
+import { decodeMemoryOperation } from './operations.js'
+import { decodeJson, decodeState, decodeView, encodeJson, encodeState, encodeView } from './projection-codec.js'
+import { indexKeysOf, searchableText } from './projection-indexes.js'
+import { idFromKey, type ProjectionKeys } from './projection-keys.js'
+import type { TextChange, TextIndex } from './text-index.js'
+
+export type ChangeAction = 'created' | 'updated' | 'deleted' | 'redacted'
+
+export interface RecordChange {
+  readonly id: string
+  readonly kind: RecordKind
+  readonly action: ChangeAction
+}
+
+/** What the projection needs from the log. */
+export interface ProjectionSource {
+  causalVector(id: string): Promise<VersionVector | undefined>
+}
+
+// History values start with the kind of operation, so a delete can erase exactly the events
+// that carried content and keep the tombstone events (which carry none).
+const CONTENT_OP = 'c'
+const TOMBSTONE_OP = 't'
+const EMPTY_VIEW = new Uint8Array(0)
+
+function isDeleted(state: RecordState | undefined): boolean {
+  return state?.tombstone?.op === 'delete'
+}
+
+export class ProjectionBatch {
+  private readonly loaded = new Map<string, RecordState | undefined>()
+  private readonly original = new Map<string, RecordState | undefined>()
+  private readonly changed = new Set<string>()
+  private readonly revisit = new Set<string>()
+  private readonly lastLocal = new Map<string, number>()
+  private readonly writes: StorageWrite[] = []
+  private readonly erase = new Set<EventId>()
+  private lastEventLocal = 0
+  /** Recorded time of the last event applied, kept non-decreasing (a clock may step back). */
+  private recordedAt: number
+
+  constructor(
+    private readonly storage: LogStorage,
+    private readonly keys: ProjectionKeys,
+    private readonly source: ProjectionSource,
+    private readonly textIndex: TextIndex,
+    lastRecordedAt: number,
+  ) {
+    this.recordedAt = lastRecordedAt
+  }
+
+  get lastRecordedAt(): number {
+    return this.recordedAt
+  }
+
+  private async load(ids: Iterable<string>): Promise<void> {
+    const missing = [...new Set(ids)].filter((id) => !this.loaded.has(id))
+    if (missing.length === 0) return
+    const values = await this.storage.getMany(missing.map((id) => this.keys.state(id)))
+    missing.forEach((id, i) => {
+      const bytes = values[i]
+      const state = bytes ? decodeState(bytes, this.keys.state(id)) : undefined
+      this.loaded.set(id, state)
+      this.original.set(id, state)
+    })
+  }
+
+  private put(id: string, state: RecordState, local: number): void {
+    this.loaded.set(id, state)
+    this.changed.add(id)
+    this.lastLocal.set(id, local)
+  }
+
+  async applyEvent(event: LogEvent): Promise<void> {
+    this.lastEventLocal = event.local
+    // The time index marks where each run of equal recorded time starts: the same keys whether
+    // events are applied one batch at a time or all at once in a rebuild.
+    if (event.recordedAt > this.recordedAt) {
+      this.recordedAt = event.recordedAt
+      this.writes.push({ type: 'put', key: this.keys.time(event.recordedAt, event.local), value: EMPTY_VIEW })
+    }
+    if (!event.body) return
+    const decoded = decodeMemoryOperation(event.body)
+    if (!decoded) return
+    const derived = decoded.derived ?? []
+    await this.load([decoded.id, ...derived.map((record) => record.id)])
+    const current = this.loaded.get(decoded.id) ?? emptyRecordState(decoded.id, decoded.kind)
+    if (current.kind !== decoded.kind) return
+    const { operation } = decoded
+    const needsVector = operation.type === 'supersede' || (operation.type === 'patch' && Object.keys(operation.remove).length > 0)
+    const vector = needsVector ? ((await this.source.causalVector(event.id)) ?? {}) : {}
+    const { header } = event
+    const stamp = { wall: header.clock.wall, logical: header.clock.logical, author: header.author, seq: header.seq }
+    const spec = kindSpec(decoded.kind)
+    const result = applyRecordOperation(current, operation, { stamp, vector, mergeClassOf: (field) => spec.fields[field]?.merge })
+    const opCode = operation.type === 'tombstone' ? TOMBSTONE_OP : CONTENT_OP
+    if (result.ignored) {
+      // Content aimed at a deleted record: erased, and not kept in its history.
+      if (opCode === CONTENT_OP) this.erase.add(event.id)
+      return
+    }
+    this.writes.push({ type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${opCode}${event.id}`) })
+    this.put(decoded.id, result.state, event.local)
+    if (operation.type !== 'tombstone') return
+    for (const record of derived) {
+      const state = this.loaded.get(record.id) ?? emptyRecordState(record.id, record.kind)
+      if (state.kind !== record.kind) continue
+      const tombstoned = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: operation.record, derivedFrom: decoded.id }, {
+        stamp, vector, mergeClassOf: () => undefined,
+      })
+      this.writes.push({ type: 'put', key: this.keys.history(record.id, event.local), value: encodeJson(`${TOMBSTONE_OP}${event.id}`) })
+      if (!tombstoned.ignored) this.put(record.id, tombstoned.state, event.local)
+    }
+  }
+
+  /** Deletes, with a derived tombstone, every record whose parent is deleted; repeats through referrers. */
+  private async closeDeletions(): Promise<void> {
+    let frontier = [...this.changed]
+    while (frontier.length > 0) {
+      const parentsOf = new Map<string, string[]>()
+      for (const id of frontier) {
+        const state = this.loaded.get(id)
+        if (!state || state.tombstone) continue
+        const parents = kindSpec(state.kind as RecordKind).parents
+          .map((parent) => state.registers[parent.field]?.value)
+          .filter((value): value is string => typeof value === 'string')
+        if (parents.length > 0) parentsOf.set(id, parents)
+      }
+      await this.load([...parentsOf.values()].flat())
+      for (const [id, parents] of parentsOf) {
+        const deletedParent = parents
+          .map((parent) => ({ parent, tombstone: this.loaded.get(parent)?.tombstone }))
+          .filter((entry): entry is { parent: string; tombstone: Tombstone } => entry.tombstone?.op === 'delete')
+          .sort((a, b) => (a.parent < b.parent ? -1 : 1))[0]
+        if (!deletedParent) continue
+        const state = this.loaded.get(id) as RecordState
+        const { tombstone } = deletedParent
+        const next = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: tombstone.record, derivedFrom: deletedParent.parent }, {
+          stamp: tombstone.stamp, vector: {}, mergeClassOf: () => undefined,
+        })
+        this.put(id, next.state, this.lastLocal.get(id) ?? this.lastEventLocal)
+      }
+      // Records newly deleted here: whoever references them must be looked at again.
+      const newlyDeleted = frontier.filter((id) => isDeleted(this.loaded.get(id)) && !isDeleted(this.original.get(id)))
+      const next: string[] = []
+      for (const id of newlyDeleted) {
+        for await (const key of this.storage.keys({ gte: this.keys.referencePrefix(id), lt: this.keys.end(this.keys.referencePrefix(id)) })) {
+          const referrer = idFromKey(key)
+          if (!this.changed.has(referrer) && !this.revisit.has(referrer)) {
+            this.revisit.add(referrer)
+            next.push(referrer)
+          }
+        }
+      }
+      await this.load(next)
+      frontier = next
+    }
+  }
+
+  private materializeLoaded(state: RecordState): Materialized {
+    return materialize(state, (id) => isDeleted(this.loaded.get(id)))
+  }
+
+  /** Everything to write, the bodies to erase, and what changed for subscribers. */
+  async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[] }> {
+    await this.closeDeletions()
+    const touched = [...new Set([...this.changed, ...this.revisit])]
+    await this.load(touched.flatMap((id) => {
+      const state = this.loaded.get(id)
+      return state ? referencedIds(state) : []
+    }))
+    const oldViews = await this.storage.getMany(touched.map((id) => this.keys.view(id)))
+    const textChanges: TextChange[] = []
+    const changes: RecordChange[] = []
+    for (let i = 0; i < touched.length; i++) {
+      const id = touched[i] as string
+      const state = this.loaded.get(id)
+      if (!state) continue
+      const before = this.original.get(id)
+      if (this.changed.has(id)) this.writes.push({ type: 'put', key: this.keys.state(id), value: encodeState(state) })
+      this.diffReferences(id, before, state)
+      const oldBytes = oldViews[i]
+      const oldView = oldBytes ? decodeView(oldBytes) : undefined
+      const wasRedacted = before?.tombstone?.op === 'redact'
+      const now = this.materializeLoaded(state)
+      const newBytes = now.view ? encodeView(now.view) : undefined
+      this.writeConflict(id, now, before)
+      if (oldBytes && newBytes && Buffer.compare(Buffer.from(oldBytes), Buffer.from(newBytes)) === 0) continue
+      if (!oldBytes && !newBytes && !(now.status === 'deleted' && !isDeleted(before))) continue
+      const redacted = now.status === 'redacted'
+      this.diffIndexes(oldView, wasRedacted, now.view, redacted)
+      const previousText = searchableText(oldView, wasRedacted)
+      const nextText = searchableText(now.view, redacted)
+      if (previousText !== nextText) textChanges.push({ id, ...(previousText !== undefined ? { previous: previousText } : {}), ...(nextText !== undefined ? { next: nextText } : {}) })
+      if (newBytes) this.writes.push({ type: 'put', key: this.keys.view(id), value: newBytes })
+      else if (oldBytes) this.writes.push({ type: 'del', key: this.keys.view(id) })
+      if (state.tombstone && !state.tombstone.derivedFrom && state.tombstone.record.targetID === id) {
+        this.writes.push({ type: 'put', key: this.keys.tombstone(id), value: encodeJson(state.tombstone.record) })
+      }
+      const local = this.lastLocal.get(id) ?? this.lastEventLocal
+      if (now.status === 'deleted') await this.purgeDeleted(id)
+      else this.writes.push({ type: 'put', key: this.keys.version(id, local), value: newBytes ?? EMPTY_VIEW })
+      const action: ChangeAction | undefined = now.status === 'deleted' ? (oldBytes ? 'deleted' : undefined)
+        : now.status === 'redacted' ? 'redacted' : now.status === 'visible' ? (oldBytes ? 'updated' : 'created') : undefined
+      if (action) changes.push({ id, kind: state.kind as RecordKind, action })
+    }
+    if (textChanges.length > 0) this.writes.push(...await this.textIndex.planUpdates(textChanges))
+    const erase = [...new Set([...meta.erasing, ...this.erase])] as EventId[]
+    return { writes: this.writes, erase, changes }
+  }
+
+  private diffReferences(id: string, before: RecordState | undefined, after: RecordState): void {
+    const previous = new Set(before ? referencedIds(before) : [])
+    const next = new Set(referencedIds(after))
+    for (const target of previous) if (!next.has(target)) this.writes.push({ type: 'del', key: this.keys.reference(target, id) })
+    for (const target of next) if (!previous.has(target)) this.writes.push({ type: 'put', key: this.keys.reference(target, id), value: EMPTY_VIEW })
+  }
+
+  private diffIndexes(oldView: RecordView | undefined, wasRedacted: boolean, newView: RecordView | undefined, redacted: boolean): void {
+    const previous = new Set(indexKeysOf(oldView, wasRedacted, this.keys))
+    const next = new Set(indexKeysOf(newView, redacted, this.keys))
+    for (const key of previous) if (!next.has(key)) this.writes.push({ type: 'del', key })
+    for (const key of next) if (!previous.has(key)) this.writes.push({ type: 'put', key, value: EMPTY_VIEW })
+  }
+
+  private writeConflict(id: string, now: Materialized, before: RecordState | undefined): void {
+    if (now.conflict) {
+      const { winner, candidates, reason } = now.conflict
+      this.writes.push({
+        type: 'put',
+        key: this.keys.conflict(id),
+        value: encodeJson({ id, winner: winner.by, reason, candidates: candidates.map((c) => ({ by: c.by, at: c.at, validFrom: c.validFrom, confidence: c.confidence, source: c.source, author: c.stamp.author })) }),
+      })
+    } else if (before && before.supersessions.length > 1) {
+      this.writes.push({ type: 'del', key: this.keys.conflict(id) })
+    }
+  }
+
+  /**
+   * A deleted record: no versions to read as-of, every body that carried its content erased, and
+   * its history reduced to the tombstone events (what a replica that never saw the content has).
+   */
+  private async purgeDeleted(id: string): Promise<void> {
+    const versions = this.keys.versionPrefix(id)
+    for await (const key of this.storage.keys({ gte: versions, lt: this.keys.end(versions) })) this.writes.push({ type: 'del', key })
+    const history = this.keys.historyPrefix(id)
+    const contentEntry = (value: Uint8Array): EventId | undefined => {
+      const entry = decodeJson(value) as string
+      return entry.startsWith(CONTENT_OP) ? entry.slice(1) as EventId : undefined
+    }
+    for await (const [key, value] of this.storage.entries({ gte: history, lt: this.keys.end(history) })) {
+      const event = contentEntry(value)
+      if (event) {
+        this.erase.add(event)
+        this.writes.push({ type: 'del', key })
+      }
+    }
+    for (let i = this.writes.length - 1; i >= 0; i--) {
+      const write = this.writes[i] as StorageWrite
+      if (write.type !== 'put' || !write.key.startsWith(history)) continue
+      const event = contentEntry(write.value)
+      if (event) {
+        this.erase.add(event)
+        this.writes.splice(i, 1)
+      }
+    }
+  }
+}

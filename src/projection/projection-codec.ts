@@ -1,0 +1,63 @@
+/**
+ * Encodings of what the projection stores. Merge states use msgpack with 64-bit integers as
+ * bigint (Portable Memory integers are exact through UInt64); views are canonical JSON, the
+ * same bytes the digest and exports use.
+ */
+import { Packr } from 'msgpackr'
+import type { RecordState } from '../crdt/index.js'
+import { StorageError } from '../errors.js'
+import { canonicalJson, parseJson, type JsonValue } from '../log/index.js'
+import type { RecordView } from './materialize.js'
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true, useBigInt64: true, variableMapSize: true } as never)
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+export function encodeState(state: RecordState): Uint8Array {
+  return packr.pack(state)
+}
+
+export function decodeState(bytes: Uint8Array, key: string): RecordState {
+  try {
+    const value = packr.unpack(bytes) as RecordState
+    if (typeof value?.id !== 'string' || typeof value.kind !== 'string') throw new Error('not a record state')
+    return value
+  } catch (error) {
+    throw new StorageError('CORRUPT_STORE', `record state does not decode: ${(error as Error).message}`, { key }, { cause: error })
+  }
+}
+
+export function encodeView(view: RecordView): Uint8Array {
+  return encoder.encode(canonicalJson(view))
+}
+
+export function decodeView(bytes: Uint8Array): RecordView {
+  return parseJson(decoder.decode(bytes)) as RecordView
+}
+
+export interface ProjectionMeta {
+  /** The last log position (local seq) whose event is applied. */
+  readonly cursor: number
+  /** Event ids whose bodies must still be erased from the log (survives a crash mid-erase). */
+  readonly erasing: readonly string[]
+  /** Recorded time of the last applied event (the time index's running maximum). */
+  readonly recordedAt: number
+}
+
+export function encodeMeta(meta: ProjectionMeta): Uint8Array {
+  return packr.pack(meta)
+}
+
+export function decodeMeta(bytes: Uint8Array | undefined): ProjectionMeta {
+  if (!bytes) return { cursor: 0, erasing: [], recordedAt: 0 }
+  const value = packr.unpack(bytes) as ProjectionMeta
+  return { cursor: value.cursor, erasing: value.erasing ?? [], recordedAt: value.recordedAt ?? 0 }
+}
+
+export function encodeJson(value: JsonValue): Uint8Array {
+  return encoder.encode(canonicalJson(value))
+}
+
+export function decodeJson(bytes: Uint8Array): JsonValue {
+  return parseJson(decoder.decode(bytes))
+}

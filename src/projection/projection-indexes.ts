@@ -1,0 +1,54 @@
+/**
+ * Which index entries a record view contributes. Indexes are a pure function of the view, so
+ * an update is the difference between the entries of the old view and of the new one, and a
+ * rebuild produces exactly the same keys.
+ */
+import type { JsonValue } from '../log/index.js'
+import { kindSpec, type RecordKind } from './kinds.js'
+import type { RecordView } from './materialize.js'
+import type { ProjectionKeys } from './projection-keys.js'
+
+/** Fields whose values name entities, per kind: the entity index maps each to the record. */
+const ENTITY_FIELDS: Partial<Record<RecordKind, readonly string[]>> = {
+  edge: ['srcEntityID', 'dstEntityID'],
+  fact: ['subject', 'object'],
+  community: ['memberEntityIDs'],
+}
+
+function strings(value: JsonValue | undefined): string[] {
+  if (typeof value === 'string') return value.length > 0 ? [value] : []
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string' && item.length > 0)
+  return []
+}
+
+/** Tags of a record: the Cairn `tags` extension plus an episode's Portable Memory categories. */
+export function tagsOf(view: RecordView): string[] {
+  return [...new Set([...strings(view.tags), ...(view.kind === 'episode' ? strings(view.categories) : [])])]
+}
+
+/** Entities a record is about, for `query({ entity })`. */
+export function entitiesOf(view: RecordView): string[] {
+  const fields = ENTITY_FIELDS[view.kind] ?? []
+  return [...new Set(fields.flatMap((field) => strings(view[field])))]
+}
+
+/** The text the full-text index holds for a record (its kind's text fields, in order). */
+export function searchableText(view: RecordView | undefined, redacted: boolean): string | undefined {
+  if (!view || redacted) return undefined
+  const parts = kindSpec(view.kind).textFields.flatMap((field) => strings(view[field]))
+  return parts.length > 0 ? parts.join('\n') : undefined
+}
+
+/** Every index key for a view; a redacted skeleton is listed by kind only. */
+export function indexKeysOf(view: RecordView | undefined, redacted: boolean, keys: ProjectionKeys): string[] {
+  if (!view) return []
+  const { id } = view
+  const out = [keys.kind(view.kind, id)]
+  if (redacted) return out
+  for (const context of strings(view.contextID)) out.push(keys.context(context, id))
+  for (const tag of tagsOf(view)) out.push(keys.tag(tag, id))
+  for (const entity of entitiesOf(view)) out.push(keys.entity(entity, id))
+  const validTime = kindSpec(view.kind).validTime
+  if (validTime && typeof view[validTime.from] === 'string') out.push(keys.validFrom(view[validTime.from] as string, id))
+  return out
+}

@@ -1,0 +1,70 @@
+/**
+ * The key layout of a space's projection, beside its log in the same store (prefix `<space>:q:`).
+ *
+ *   q:m                     cursor: the last log position applied, and pending erasures
+ *   q:s:<id>                merge state of a record (content purged once deleted)
+ *   q:v:<id>                the record's current view (canonical JSON), while visible or redacted
+ *   q:k:<kind>:<id>         kind index            q:c:<context>:<id>   context index
+ *   q:t:<tag>:<id>          tags and categories   q:n:<entity>:<id>    entity → edges and facts
+ *   q:w:<validFrom>:<id>    valid-time index of facts and edges
+ *   q:r:<target>:<id>       reverse references (parents, reference sets): who to revisit on delete
+ *   q:h:<id>:<local>        history: events that touched the record
+ *   q:V:<id>:<local>        the view after each change, for as-of reads (purged on delete)
+ *   q:T:<recordedAt>:<local> recorded time → log position, for as-of reads
+ *   q:d:<id>                the Portable Memory tombstone of a deleted or redacted record
+ *   q:f:<id>                a supersede conflict on the record
+ *   q:x:…                   the full-text index (text-index.ts)
+ *
+ * Index keys embed values (kinds, tags, contexts) verbatim; a separator ':' in a value would
+ * blur boundaries, so values are escaped (escapeKeyPart).
+ */
+import { seqKey } from '../log/store-keys.js'
+
+/** Escapes ':' and '%' so a value can sit between separators. */
+export function escapeKeyPart(value: string): string {
+  return value.replace(/%/g, '%25').replace(/:/g, '%3A')
+}
+
+export function projectionKeys(space: string) {
+  const root = `${space}:q:`
+  const part = escapeKeyPart
+  return {
+    root,
+    meta: `${root}m`,
+    state: (id: string) => `${root}s:${part(id)}`,
+    statePrefix: `${root}s:`,
+    view: (id: string) => `${root}v:${part(id)}`,
+    viewPrefix: `${root}v:`,
+    kind: (kind: string, id: string) => `${root}k:${part(kind)}:${part(id)}`,
+    kindPrefix: (kind: string) => `${root}k:${part(kind)}:`,
+    context: (context: string, id: string) => `${root}c:${part(context)}:${part(id)}`,
+    contextPrefix: (context: string) => `${root}c:${part(context)}:`,
+    tag: (tag: string, id: string) => `${root}t:${part(tag)}:${part(id)}`,
+    tagPrefix: (tag: string) => `${root}t:${part(tag)}:`,
+    entity: (entity: string, id: string) => `${root}n:${part(entity)}:${part(id)}`,
+    entityPrefix: (entity: string) => `${root}n:${part(entity)}:`,
+    validFrom: (from: string, id: string) => `${root}w:${part(from)}:${part(id)}`,
+    validFromPrefix: `${root}w:`,
+    reference: (target: string, id: string) => `${root}r:${part(target)}:${part(id)}`,
+    referencePrefix: (target: string) => `${root}r:${part(target)}:`,
+    history: (id: string, local: number) => `${root}h:${part(id)}:${seqKey(local)}`,
+    historyPrefix: (id: string) => `${root}h:${part(id)}:`,
+    version: (id: string, local: number) => `${root}V:${part(id)}:${seqKey(local)}`,
+    versionPrefix: (id: string) => `${root}V:${part(id)}:`,
+    time: (recordedAt: number, local: number) => `${root}T:${seqKey(recordedAt)}:${seqKey(local)}`,
+    timePrefix: `${root}T:`,
+    tombstone: (id: string) => `${root}d:${part(id)}`,
+    tombstonePrefix: `${root}d:`,
+    conflict: (id: string) => `${root}f:${part(id)}`,
+    conflictPrefix: `${root}f:`,
+    textIndex: `${root}x:`,
+    end: (prefix: string) => `${prefix}\uffff`,
+  }
+}
+
+export type ProjectionKeys = ReturnType<typeof projectionKeys>
+
+/** The id at the end of an index key, unescaped. */
+export function idFromKey(key: string): string {
+  return decodeURIComponent(key.slice(key.lastIndexOf(':') + 1))
+}

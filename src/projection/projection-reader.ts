@@ -1,0 +1,230 @@
+/**
+ * Reads of the projection: by id, filtered queries with pagination, full-text search, history,
+ * conflicts, the digest, and reads as of a recorded time. Queries walk the most selective
+ * index (entity, then context, then a tag, then kind) and filter the rest; they never scan the
+ * log. As-of reads use the per-record versions and the recorded-time index.
+ */
+import { createHash } from 'node:crypto'
+import type { LogStorage } from '../log/storage.js'
+import type { JsonValue } from '../log/index.js'
+import { seqKey } from '../log/store-keys.js'
+import type { RecordKind } from './kinds.js'
+import type { RecordView } from './materialize.js'
+import { decodeJson, decodeView } from './projection-codec.js'
+import { entitiesOf, tagsOf } from './projection-indexes.js'
+import { idFromKey, type ProjectionKeys } from './projection-keys.js'
+import type { TextIndex } from './text-index.js'
+
+export interface TagFilter {
+  readonly any?: readonly string[]
+  readonly all?: readonly string[]
+  readonly none?: readonly string[]
+}
+
+export interface RecordFilter {
+  readonly kind?: RecordKind | readonly RecordKind[]
+  readonly context?: string
+  readonly tags?: TagFilter
+  readonly entity?: string
+  readonly minConfidence?: number
+  /** Valid time (RFC 3339): facts and edges valid at that instant; records without valid time pass. */
+  readonly validAt?: string
+}
+
+export interface ReadOptions {
+  /** Recorded time (ms since the epoch): read what this replica showed then. */
+  readonly asOfMs?: number
+}
+
+export interface HistoryEntry {
+  readonly local: number
+  readonly event: string
+  readonly type: 'content' | 'tombstone'
+}
+
+export interface ConflictEntry {
+  readonly id: string
+  readonly winner: string
+  readonly reason: string
+  readonly candidates: readonly { readonly by: string; readonly at: string; readonly validFrom: string; readonly confidence: number; readonly source: string; readonly author: string }[]
+}
+
+const PAGE = 256
+
+export function matchesFilter(view: RecordView, filter: RecordFilter): boolean {
+  if (filter.kind !== undefined) {
+    const kinds = typeof filter.kind === 'string' ? [filter.kind] : filter.kind
+    if (!kinds.includes(view.kind)) return false
+  }
+  if (filter.context !== undefined && view.contextID !== filter.context) return false
+  if (filter.tags) {
+    const tags = new Set(tagsOf(view))
+    if (filter.tags.all && !filter.tags.all.every((tag) => tags.has(tag))) return false
+    if (filter.tags.any && filter.tags.any.length > 0 && !filter.tags.any.some((tag) => tags.has(tag))) return false
+    if (filter.tags.none && filter.tags.none.some((tag) => tags.has(tag))) return false
+  }
+  if (filter.entity !== undefined && !entitiesOf(view).includes(filter.entity)) return false
+  if (filter.minConfidence !== undefined && !(typeof view.confidence === 'number' && view.confidence >= filter.minConfidence)) return false
+  if (filter.validAt !== undefined) {
+    const from = typeof view.tValidFrom === 'string' ? Date.parse(view.tValidFrom) : undefined
+    const to = typeof view.tValidTo === 'string' ? Date.parse(view.tValidTo) : undefined
+    const at = Date.parse(filter.validAt)
+    if (from !== undefined && from > at) return false
+    if (to !== undefined && to <= at) return false
+  }
+  return true
+}
+
+export class ProjectionReader {
+  constructor(
+    private readonly storage: LogStorage,
+    private readonly keys: ProjectionKeys,
+    private readonly textIndex: TextIndex,
+    private readonly cursor: () => number,
+  ) {}
+
+  /** The last log position applied at recorded time `asOfMs` (0 if nothing was). */
+  async positionAt(asOfMs: number): Promise<number> {
+    if (asOfMs < 0) return 0
+    const prefix = this.keys.timePrefix
+    let start: number | undefined
+    for await (const key of this.storage.keys({ gte: prefix, lte: `${prefix}${seqKey(Math.floor(asOfMs))}:\uffff`, reverse: true, limit: 1 })) {
+      start = parseInt(key.slice(key.lastIndexOf(':') + 1), 16)
+    }
+    if (start === undefined) return 0
+    for await (const key of this.storage.keys({ gt: `${prefix}${seqKey(Math.floor(asOfMs))}:\uffff`, lt: this.keys.end(prefix), limit: 1 })) {
+      return parseInt(key.slice(key.lastIndexOf(':') + 1), 16) - 1
+    }
+    return this.cursor()
+  }
+
+  async get(id: string, options: ReadOptions = {}): Promise<RecordView | undefined> {
+    if (options.asOfMs === undefined) {
+      const bytes = await this.storage.get(this.keys.view(id))
+      return bytes ? decodeView(bytes) : undefined
+    }
+    return this.viewAt(id, await this.positionAt(options.asOfMs))
+  }
+
+  private async viewAt(id: string, position: number): Promise<RecordView | undefined> {
+    const prefix = this.keys.versionPrefix(id)
+    for await (const [, bytes] of this.storage.entries({ gte: prefix, lte: this.keys.version(id, position), reverse: true, limit: 1 })) {
+      return bytes.length > 0 ? decodeView(bytes) : undefined
+    }
+    return undefined
+  }
+
+  /** The index prefix to walk for a filter, and whether the walk covers every match. */
+  private drivingPrefix(filter: RecordFilter, asOf: boolean): string {
+    if (asOf) return this.keys.viewPrefix
+    if (filter.entity !== undefined) return this.keys.entityPrefix(filter.entity)
+    if (filter.context !== undefined) return this.keys.contextPrefix(filter.context)
+    if (filter.tags?.all?.[0] !== undefined) return this.keys.tagPrefix(filter.tags.all[0])
+    if (filter.tags?.any?.length === 1) return this.keys.tagPrefix(filter.tags.any[0] as string)
+    if (typeof filter.kind === 'string') return this.keys.kindPrefix(filter.kind)
+    return this.keys.viewPrefix
+  }
+
+  /**
+   * Records matching `filter`, `limit` at a time, in index order. Pass the returned cursor back
+   * to continue. With `asOfMs`, the records as this replica showed them at that recorded time.
+   */
+  async query(filter: RecordFilter, page: { limit: number; cursor?: string }, options: ReadOptions = {}): Promise<{ records: RecordView[]; cursor?: string }> {
+    const asOf = options.asOfMs !== undefined
+    const position = asOf ? await this.positionAt(options.asOfMs as number) : 0
+    const prefix = this.drivingPrefix(filter, asOf)
+    const after = page.cursor !== undefined ? `${prefix}${Buffer.from(page.cursor, 'base64url').toString('utf8')}` : undefined
+    const records: RecordView[] = []
+    let lastKey: string | undefined
+    let pending: string[] = []
+    const flush = async (): Promise<boolean> => {
+      const ids = pending.map((key) => idFromKey(key))
+      const views = asOf
+        ? await Promise.all(ids.map((id) => this.viewAt(id, position)))
+        : (await this.storage.getMany(ids.map((id) => this.keys.view(id)))).map((bytes) => (bytes ? decodeView(bytes) : undefined))
+      for (let i = 0; i < views.length; i++) {
+        const view = views[i]
+        if (view && matchesFilter(view, filter)) {
+          records.push(view)
+          if (records.length === page.limit) {
+            lastKey = pending[i]
+            return true
+          }
+        }
+      }
+      pending = []
+      return false
+    }
+    const range = after !== undefined ? { gt: after, lt: this.keys.end(prefix) } : { gte: prefix, lt: this.keys.end(prefix) }
+    let full = false
+    for await (const key of this.storage.keys(range)) {
+      pending.push(key)
+      if (pending.length >= PAGE && (full = await flush())) break
+    }
+    if (!full && pending.length > 0) full = await flush()
+    const cursor = full && lastKey !== undefined ? Buffer.from(lastKey.slice(prefix.length), 'utf8').toString('base64url') : undefined
+    return { records, ...(cursor !== undefined ? { cursor } : {}) }
+  }
+
+  async search(text: string, filter: RecordFilter, limit: number): Promise<{ record: RecordView; score: number }[]> {
+    const views = new Map<string, RecordView>()
+    const hits = await this.textIndex.search(text, {
+      limit,
+      filter: async (id) => {
+        const view = await this.get(id)
+        if (!view || !matchesFilter(view, filter)) return false
+        views.set(id, view)
+        return true
+      },
+    })
+    const out: { record: RecordView; score: number }[] = []
+    for (const hit of hits) {
+      const record = views.get(hit.id) ?? (await this.get(hit.id))
+      if (record) out.push({ record, score: hit.score })
+    }
+    return out
+  }
+
+  async history(id: string): Promise<HistoryEntry[]> {
+    const prefix = this.keys.historyPrefix(id)
+    const out: HistoryEntry[] = []
+    for await (const [key, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
+      const entry = decodeJson(value) as string
+      out.push({ local: parseInt(key.slice(prefix.length), 16), event: entry.slice(1), type: entry.startsWith('t') ? 'tombstone' : 'content' })
+    }
+    return out
+  }
+
+  async conflicts(): Promise<ConflictEntry[]> {
+    const out: ConflictEntry[] = []
+    const prefix = this.keys.conflictPrefix
+    for await (const [, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) out.push(decodeJson(value) as unknown as ConflictEntry)
+    return out
+  }
+
+  /** Portable Memory tombstone records of deleted and redacted records. */
+  async tombstones(): Promise<{ readonly [key: string]: JsonValue }[]> {
+    const out: { readonly [key: string]: JsonValue }[] = []
+    const prefix = this.keys.tombstonePrefix
+    for await (const [, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) out.push(decodeJson(value) as { [key: string]: JsonValue })
+    return out
+  }
+
+  /**
+   * SHA-256 over every view and every tombstone, in key order: equal on two replicas exactly
+   * when they show the same records and the same deletions.
+   */
+  async digest(): Promise<string> {
+    const hash = createHash('sha256')
+    for (const prefix of [this.keys.viewPrefix, this.keys.tombstonePrefix]) {
+      hash.update(prefix.slice(-2))
+      for await (const [key, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
+        hash.update(key.slice(prefix.length))
+        hash.update('\u0000')
+        hash.update(value)
+        hash.update('\n')
+      }
+    }
+    return hash.digest('hex')
+  }
+}

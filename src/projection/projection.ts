@@ -1,0 +1,117 @@
+/**
+ * The persisted projection of one space: records, indexes, full-text index and history, kept in
+ * the same store as the log and advanced by applying log events in the log's apply order (a
+ * causal order) from a stored cursor. Reopening is instant (nothing is replayed unless the
+ * process stopped between a log write and the projection write, in which case the gap is
+ * applied on open). Projections never write events; when a deletion reaches a record, they ask
+ * the log to erase the bodies that carried its content, and remember the request until done.
+ */
+import type { LogEvent, SpaceLog } from '../log/index.js'
+import type { LogStorage } from '../log/storage.js'
+import { Listeners } from '../log/listeners.js'
+import { Mutex } from '../log/mutex.js'
+import { ProjectionBatch, type RecordChange } from './projection-batch.js'
+import { decodeMeta, encodeMeta, type ProjectionMeta } from './projection-codec.js'
+import { projectionKeys, type ProjectionKeys } from './projection-keys.js'
+import { TextIndex } from './text-index.js'
+
+/** Events applied per projection write when catching up. */
+export const APPLY_CHUNK = 2000
+
+export interface ProjectionEvents {
+  'records-changed': { readonly changes: readonly RecordChange[]; readonly cursor: number }
+  [name: string]: unknown
+}
+
+export class Projection {
+  readonly keys: ProjectionKeys
+  readonly textIndex: TextIndex
+  private readonly listeners = new Listeners<ProjectionEvents>()
+  private readonly mutex = new Mutex()
+  private meta: ProjectionMeta = { cursor: 0, erasing: [], recordedAt: 0 }
+
+  private constructor(readonly storage: LogStorage, readonly log: SpaceLog) {
+    this.keys = projectionKeys(log.space)
+    this.textIndex = new TextIndex(storage, this.keys.textIndex)
+  }
+
+  /** Opens the projection of `log` and applies whatever the log holds beyond its cursor. */
+  static async open(storage: LogStorage, log: SpaceLog): Promise<Projection> {
+    const projection = new Projection(storage, log)
+    projection.meta = decodeMeta(await storage.get(projection.keys.meta))
+    await projection.catchUp()
+    return projection
+  }
+
+  /** The log position up to which events are applied. */
+  get cursor(): number {
+    return this.meta.cursor
+  }
+
+  on<Name extends keyof ProjectionEvents>(name: Name, listener: (payload: ProjectionEvents[Name]) => void): () => void {
+    return this.listeners.on(name, listener)
+  }
+
+  /**
+   * Applies every log event beyond the cursor. `recent` may hand over events just written (they
+   * are used when they continue the cursor, sparing a read of the log).
+   */
+  catchUp(recent: readonly LogEvent[] = []): Promise<RecordChange[]> {
+    return this.mutex.run(async () => {
+      const changes: RecordChange[] = []
+      const next = recent.filter((event) => event.local > this.meta.cursor)
+      if (next.length > 0 && next[0]?.local === this.meta.cursor + 1 && next.every((event, i) => event.local === this.meta.cursor + 1 + i)) {
+        for (let i = 0; i < next.length; i += APPLY_CHUNK) changes.push(...await this.applyChunk(next.slice(i, i + APPLY_CHUNK)))
+      }
+      let chunk: LogEvent[] = []
+      for await (const event of this.log.readApplied(this.meta.cursor)) {
+        chunk.push(event)
+        if (chunk.length >= APPLY_CHUNK) {
+          changes.push(...await this.applyChunk(chunk))
+          chunk = []
+        }
+      }
+      if (chunk.length > 0) changes.push(...await this.applyChunk(chunk))
+      if (this.meta.erasing.length > 0) await this.finishErasure()
+      return changes
+    })
+  }
+
+  /** Drops the whole projection and applies the log again from its first event. */
+  rebuild(): Promise<void> {
+    return this.mutex.run(async () => {
+      const end = this.keys.end(this.keys.root)
+      let deletes = []
+      for await (const key of this.storage.keys({ gte: this.keys.root, lt: end })) {
+        deletes.push({ type: 'del' as const, key })
+        if (deletes.length >= 10_000) {
+          await this.storage.write(deletes)
+          deletes = []
+        }
+      }
+      await this.storage.write(deletes)
+      this.meta = { cursor: 0, erasing: [], recordedAt: 0 }
+    }).then(() => this.catchUp().then(() => undefined))
+  }
+
+  private async applyChunk(events: readonly LogEvent[]): Promise<RecordChange[]> {
+    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta.recordedAt)
+    for (const event of events) await batch.applyEvent(event)
+    const { writes, erase, changes } = await batch.finish(this.meta)
+    const cursor = (events[events.length - 1] as LogEvent).local
+    const meta: ProjectionMeta = { cursor, erasing: erase, recordedAt: batch.lastRecordedAt }
+    writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
+    await this.storage.write(writes)
+    this.meta = meta
+    if (erase.length > 0) await this.finishErasure()
+    if (changes.length > 0) this.listeners.emit('records-changed', { changes, cursor })
+    return changes
+  }
+
+  /** Erases the bodies deletions asked for, then clears the request. */
+  private async finishErasure(): Promise<void> {
+    await this.log.erase(this.meta.erasing)
+    this.meta = { ...this.meta, erasing: [] }
+    await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
+  }
+}
