@@ -4,7 +4,8 @@
  */
 import { LimitError } from '../errors.js'
 import { bytesToHex } from './bytes.js'
-import { canonicalJsonBytes, type JsonValue } from './canonical-json.js'
+import { canonicalJson, parseJson, type JsonValue } from './canonical-json.js'
+import { utf8Encode } from './bytes.js'
 import type { CryptoProvider } from './crypto/index.js'
 import type { DecodedEvent } from './decode-envelope.js'
 import { LOG_FORMAT_VERSION, MAX_BODY_BYTES, SALT_BYTES, encodeHeader, type EventBody, type EventHeader, type EventKind } from './event.js'
@@ -27,8 +28,12 @@ export interface EventDraft {
  * @throws InputError from canonical JSON when `data` is not JSON; LimitError BODY_TOO_LARGE
  */
 export function buildEvent(draft: EventDraft, crypto: CryptoProvider, salt?: Uint8Array): DecodedEvent {
-  const body: EventBody = { op: draft.op, data: draft.data, salt: bytesToHex(salt ?? crypto.randomBytes(SALT_BYTES)) }
-  const bodyBytes = canonicalJsonBytes({ data: body.data, op: body.op, salt: body.salt })
+  const saltHex = bytesToHex(salt ?? crypto.randomBytes(SALT_BYTES))
+  const bodyText = canonicalJson({ data: draft.data, op: draft.op, salt: saltHex })
+  const bodyBytes = utf8Encode(bodyText)
+  // The event carries the body as read back from its canonical bytes, exactly what every other
+  // replica decodes: key order is canonical and the caller's object is not aliased.
+  const body = parseJson(bodyText) as unknown as EventBody
   if (bodyBytes.length > MAX_BODY_BYTES) {
     throw new LimitError('BODY_TOO_LARGE', `body is ${bodyBytes.length} bytes, over ${MAX_BODY_BYTES}`, { field: 'data' })
   }

@@ -13,7 +13,7 @@ import { applyRecordOperation, emptyRecordState, type RecordState, type Tombston
 import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
 import { kindSpec, type RecordKind } from './kinds.js'
-import { materialize, referencedIds, type Materialized, type RecordView } from './materialize.js'
+import { materialize, referencedIds, type RecordView } from './materialize.js'
 import { decodeMemoryOperation } from './operations.js'
 import { decodeJson, decodeState, decodeView, encodeJson, encodeState, encodeView } from './projection-codec.js'
 import { indexKeysOf, searchableText } from './projection-indexes.js'
@@ -47,26 +47,33 @@ export class ProjectionBatch {
   private readonly loaded = new Map<string, RecordState | undefined>()
   private readonly original = new Map<string, RecordState | undefined>()
   private readonly changed = new Set<string>()
-  private readonly revisit = new Set<string>()
-  private readonly lastLocal = new Map<string, number>()
+  /** Records touched since the current recorded-time run began (changed or revisited). */
+  private readonly runTouched = new Set<string>()
+  private readonly runChanged = new Set<string>()
+  /** Each touched record's view bytes at the start of the batch and now. */
+  private readonly startViews = new Map<string, Uint8Array | undefined>()
+  private readonly views = new Map<string, Uint8Array | undefined>()
+  /** Whether each sealed view is a redaction skeleton (indexed by kind only). */
+  private readonly redacted = new Map<string, boolean>()
   private readonly writes: StorageWrite[] = []
   private readonly erase = new Set<EventId>()
-  private lastEventLocal = 0
-  /** Recorded time of the last event applied, kept non-decreasing (a clock may step back). */
   private recordedAt: number
+  private runStart: number
 
   constructor(
     private readonly storage: LogStorage,
     private readonly keys: ProjectionKeys,
     private readonly source: ProjectionSource,
     private readonly textIndex: TextIndex,
-    lastRecordedAt: number,
+    run: { readonly recordedAt: number; readonly runStart: number },
   ) {
-    this.recordedAt = lastRecordedAt
+    this.recordedAt = run.recordedAt
+    this.runStart = run.runStart
   }
 
-  get lastRecordedAt(): number {
-    return this.recordedAt
+  /** Where the current run of equal recorded time stands, to carry into the next batch. */
+  get run(): { recordedAt: number; runStart: number } {
+    return { recordedAt: this.recordedAt, runStart: this.runStart }
   }
 
   private async load(ids: Iterable<string>): Promise<void> {
@@ -81,18 +88,20 @@ export class ProjectionBatch {
     })
   }
 
-  private put(id: string, state: RecordState, local: number): void {
+  private put(id: string, state: RecordState): void {
     this.loaded.set(id, state)
     this.changed.add(id)
-    this.lastLocal.set(id, local)
+    this.runChanged.add(id)
+    this.runTouched.add(id)
   }
 
   async applyEvent(event: LogEvent): Promise<void> {
-    this.lastEventLocal = event.local
-    // The time index marks where each run of equal recorded time starts: the same keys whether
-    // events are applied one batch at a time or all at once in a rebuild.
+    // Views are sealed at the end of each run of equal recorded time: that is the resolution of
+    // as-of reads, and it gives the same versions whether the log is applied in batches or at once.
     if (event.recordedAt > this.recordedAt) {
+      if (this.runTouched.size > 0) await this.seal()
       this.recordedAt = event.recordedAt
+      this.runStart = event.local
       this.writes.push({ type: 'put', key: this.keys.time(event.recordedAt, event.local), value: EMPTY_VIEW })
     }
     if (!event.body) return
@@ -116,7 +125,7 @@ export class ProjectionBatch {
       return
     }
     this.writes.push({ type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${opCode}${event.id}`) })
-    this.put(decoded.id, result.state, event.local)
+    this.put(decoded.id, result.state)
     if (operation.type !== 'tombstone') return
     for (const record of derived) {
       const state = this.loaded.get(record.id) ?? emptyRecordState(record.id, record.kind)
@@ -124,14 +133,15 @@ export class ProjectionBatch {
       const tombstoned = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: operation.record, derivedFrom: decoded.id }, {
         stamp, vector, mergeClassOf: () => undefined,
       })
+      if (tombstoned.ignored) continue
       this.writes.push({ type: 'put', key: this.keys.history(record.id, event.local), value: encodeJson(`${TOMBSTONE_OP}${event.id}`) })
-      if (!tombstoned.ignored) this.put(record.id, tombstoned.state, event.local)
+      this.put(record.id, tombstoned.state)
     }
   }
 
   /** Deletes, with a derived tombstone, every record whose parent is deleted; repeats through referrers. */
   private async closeDeletions(): Promise<void> {
-    let frontier = [...this.changed]
+    let frontier = [...this.runChanged]
     while (frontier.length > 0) {
       const parentsOf = new Map<string, string[]>()
       for (const id of frontier) {
@@ -149,21 +159,20 @@ export class ProjectionBatch {
           .filter((entry): entry is { parent: string; tombstone: Tombstone } => entry.tombstone?.op === 'delete')
           .sort((a, b) => (a.parent < b.parent ? -1 : 1))[0]
         if (!deletedParent) continue
-        const state = this.loaded.get(id) as RecordState
         const { tombstone } = deletedParent
-        const next = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: tombstone.record, derivedFrom: deletedParent.parent }, {
+        const next = applyRecordOperation(this.loaded.get(id) as RecordState, { type: 'tombstone', op: 'delete', record: tombstone.record, derivedFrom: deletedParent.parent }, {
           stamp: tombstone.stamp, vector: {}, mergeClassOf: () => undefined,
         })
-        this.put(id, next.state, this.lastLocal.get(id) ?? this.lastEventLocal)
+        this.put(id, next.state)
       }
-      // Records newly deleted here: whoever references them must be looked at again.
+      // Records deleted in this run: whoever references them must be looked at again.
       const newlyDeleted = frontier.filter((id) => isDeleted(this.loaded.get(id)) && !isDeleted(this.original.get(id)))
       const next: string[] = []
       for (const id of newlyDeleted) {
         for await (const key of this.storage.keys({ gte: this.keys.referencePrefix(id), lt: this.keys.end(this.keys.referencePrefix(id)) })) {
           const referrer = idFromKey(key)
-          if (!this.changed.has(referrer) && !this.revisit.has(referrer)) {
-            this.revisit.add(referrer)
+          if (!this.runTouched.has(referrer)) {
+            this.runTouched.add(referrer)
             next.push(referrer)
           }
         }
@@ -173,51 +182,66 @@ export class ProjectionBatch {
     }
   }
 
-  private materializeLoaded(state: RecordState): Materialized {
-    return materialize(state, (id) => isDeleted(this.loaded.get(id)))
-  }
-
-  /** Everything to write, the bodies to erase, and what changed for subscribers. */
-  async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[] }> {
+  /** Materializes what this run touched: versions and indexes follow the views as of the run's end. */
+  private async seal(): Promise<void> {
     await this.closeDeletions()
-    const touched = [...new Set([...this.changed, ...this.revisit])]
+    const touched = [...this.runTouched]
+    this.runTouched.clear()
+    this.runChanged.clear()
     await this.load(touched.flatMap((id) => {
       const state = this.loaded.get(id)
       return state ? referencedIds(state) : []
     }))
-    const oldViews = await this.storage.getMany(touched.map((id) => this.keys.view(id)))
+    const unseen = touched.filter((id) => !this.views.has(id))
+    const stored = await this.storage.getMany(unseen.map((id) => this.keys.view(id)))
+    unseen.forEach((id, i) => {
+      this.views.set(id, stored[i])
+      this.startViews.set(id, stored[i])
+    })
+    for (const id of touched) {
+      const state = this.loaded.get(id)
+      if (!state) continue
+      const now = materialize(state, (other) => isDeleted(this.loaded.get(other)))
+      const bytes = now.view ? encodeView(now.view) : undefined
+      const previous = this.views.get(id)
+      const wasRedacted = this.redacted.get(id) ?? this.original.get(id)?.tombstone?.op === 'redact'
+      this.diffIndexes(previous ? decodeView(previous) : undefined, wasRedacted, now.view, now.status === 'redacted')
+      this.views.set(id, bytes)
+      this.redacted.set(id, now.status === 'redacted')
+      if (now.status !== 'deleted') this.writes.push({ type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
+    }
+  }
+
+  /** Everything to write, the bodies to erase, and what changed for subscribers. */
+  async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[] }> {
+    if (this.runTouched.size > 0) await this.seal()
     const textChanges: TextChange[] = []
     const changes: RecordChange[] = []
-    for (let i = 0; i < touched.length; i++) {
-      const id = touched[i] as string
+    for (const [id, bytes] of this.views) {
       const state = this.loaded.get(id)
       if (!state) continue
       const before = this.original.get(id)
       if (this.changed.has(id)) this.writes.push({ type: 'put', key: this.keys.state(id), value: encodeState(state) })
       this.diffReferences(id, before, state)
-      const oldBytes = oldViews[i]
-      const oldView = oldBytes ? decodeView(oldBytes) : undefined
+      this.writeConflict(id, state, before)
+      const start = this.startViews.get(id)
+      const same = start !== undefined && bytes !== undefined && Buffer.compare(Buffer.from(start), Buffer.from(bytes)) === 0
       const wasRedacted = before?.tombstone?.op === 'redact'
-      const now = this.materializeLoaded(state)
-      const newBytes = now.view ? encodeView(now.view) : undefined
-      this.writeConflict(id, now, before)
-      if (oldBytes && newBytes && Buffer.compare(Buffer.from(oldBytes), Buffer.from(newBytes)) === 0) continue
-      if (!oldBytes && !newBytes && !(now.status === 'deleted' && !isDeleted(before))) continue
-      const redacted = now.status === 'redacted'
-      this.diffIndexes(oldView, wasRedacted, now.view, redacted)
-      const previousText = searchableText(oldView, wasRedacted)
-      const nextText = searchableText(now.view, redacted)
+      const redacted = state.tombstone?.op === 'redact'
+      const previousText = searchableText(start ? decodeView(start) : undefined, wasRedacted)
+      const nextText = searchableText(bytes ? decodeView(bytes) : undefined, redacted)
       if (previousText !== nextText) textChanges.push({ id, ...(previousText !== undefined ? { previous: previousText } : {}), ...(nextText !== undefined ? { next: nextText } : {}) })
-      if (newBytes) this.writes.push({ type: 'put', key: this.keys.view(id), value: newBytes })
-      else if (oldBytes) this.writes.push({ type: 'del', key: this.keys.view(id) })
-      if (state.tombstone && !state.tombstone.derivedFrom && state.tombstone.record.targetID === id) {
+      if (bytes && !same) this.writes.push({ type: 'put', key: this.keys.view(id), value: bytes })
+      else if (!bytes && start) this.writes.push({ type: 'del', key: this.keys.view(id) })
+      if (state.tombstone && !state.tombstone.derivedFrom && state.tombstone.record.targetID === id && state.tombstone !== before?.tombstone) {
         this.writes.push({ type: 'put', key: this.keys.tombstone(id), value: encodeJson(state.tombstone.record) })
       }
-      const local = this.lastLocal.get(id) ?? this.lastEventLocal
-      if (now.status === 'deleted') await this.purgeDeleted(id)
-      else this.writes.push({ type: 'put', key: this.keys.version(id, local), value: newBytes ?? EMPTY_VIEW })
-      const action: ChangeAction | undefined = now.status === 'deleted' ? (oldBytes ? 'deleted' : undefined)
-        : now.status === 'redacted' ? 'redacted' : now.status === 'visible' ? (oldBytes ? 'updated' : 'created') : undefined
+      const deletedNow = isDeleted(state) && !isDeleted(before)
+      if (deletedNow) await this.purgeDeleted(id)
+      const action: ChangeAction | undefined = deletedNow ? (start ? 'deleted' : undefined)
+        : same ? undefined
+        : redacted ? (wasRedacted ? undefined : 'redacted')
+        : bytes ? (start ? 'updated' : 'created') : undefined
       if (action) changes.push({ id, kind: state.kind as RecordKind, action })
     }
     if (textChanges.length > 0) this.writes.push(...await this.textIndex.planUpdates(textChanges))
@@ -239,7 +263,8 @@ export class ProjectionBatch {
     for (const key of next) if (!previous.has(key)) this.writes.push({ type: 'put', key, value: EMPTY_VIEW })
   }
 
-  private writeConflict(id: string, now: Materialized, before: RecordState | undefined): void {
+  private writeConflict(id: string, state: RecordState, before: RecordState | undefined): void {
+    const now = materialize(state, (other) => isDeleted(this.loaded.get(other)))
     if (now.conflict) {
       const { winner, candidates, reason } = now.conflict
       this.writes.push({
@@ -258,6 +283,7 @@ export class ProjectionBatch {
    */
   private async purgeDeleted(id: string): Promise<void> {
     const versions = this.keys.versionPrefix(id)
+    for (let i = this.writes.length - 1; i >= 0; i--) if ((this.writes[i] as StorageWrite).key.startsWith(versions)) this.writes.splice(i, 1)
     for await (const key of this.storage.keys({ gte: versions, lt: this.keys.end(versions) })) this.writes.push({ type: 'del', key })
     const history = this.keys.historyPrefix(id)
     const contentEntry = (value: Uint8Array): EventId | undefined => {

@@ -42,6 +42,8 @@ export interface ProjectionMeta {
   readonly erasing: readonly string[]
   /** Recorded time of the last applied event (the time index's running maximum). */
   readonly recordedAt: number
+  /** Log position where the current run of equal recorded time began. */
+  readonly runStart: number
 }
 
 export function encodeMeta(meta: ProjectionMeta): Uint8Array {
@@ -49,9 +51,9 @@ export function encodeMeta(meta: ProjectionMeta): Uint8Array {
 }
 
 export function decodeMeta(bytes: Uint8Array | undefined): ProjectionMeta {
-  if (!bytes) return { cursor: 0, erasing: [], recordedAt: 0 }
+  if (!bytes) return { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
   const value = packr.unpack(bytes) as ProjectionMeta
-  return { cursor: value.cursor, erasing: value.erasing ?? [], recordedAt: value.recordedAt ?? 0 }
+  return { cursor: value.cursor, erasing: value.erasing ?? [], recordedAt: value.recordedAt ?? 0, runStart: value.runStart ?? 0 }
 }
 
 export function encodeJson(value: JsonValue): Uint8Array {

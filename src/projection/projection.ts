@@ -28,7 +28,7 @@ export class Projection {
   readonly textIndex: TextIndex
   private readonly listeners = new Listeners<ProjectionEvents>()
   private readonly mutex = new Mutex()
-  private meta: ProjectionMeta = { cursor: 0, erasing: [], recordedAt: 0 }
+  private meta: ProjectionMeta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
 
   private constructor(readonly storage: LogStorage, readonly log: SpaceLog) {
     this.keys = projectionKeys(log.space)
@@ -90,16 +90,16 @@ export class Projection {
         }
       }
       await this.storage.write(deletes)
-      this.meta = { cursor: 0, erasing: [], recordedAt: 0 }
+      this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
     }).then(() => this.catchUp().then(() => undefined))
   }
 
   private async applyChunk(events: readonly LogEvent[]): Promise<RecordChange[]> {
-    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta.recordedAt)
+    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta)
     for (const event of events) await batch.applyEvent(event)
     const { writes, erase, changes } = await batch.finish(this.meta)
     const cursor = (events[events.length - 1] as LogEvent).local
-    const meta: ProjectionMeta = { cursor, erasing: erase, recordedAt: batch.lastRecordedAt }
+    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
     await this.storage.write(writes)
     this.meta = meta

@@ -1,0 +1,231 @@
+/**
+ * Merge semantics as laws over random histories: replicas doing random operations, exchanging
+ * random parts of their logs in random order with stale duplicates, must end showing the same
+ * memory; deletes win forever and erase content everywhere; counters sum; concurrent text
+ * appends all survive; the incremental projection equals a rebuild; as-of reads return what the
+ * replica showed then.
+ */
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { CairnError } from '../../src/errors.js'
+import type { Memory } from '../../src/memory/index.js'
+import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
+import { SeededRandom } from '../helpers/seeded-random.js'
+
+const EPISODES = ['ep_a', 'ep_b', 'ep_c', 'ep_d']
+const FACTS = ['fact_a', 'fact_b', 'fact_c']
+const TAGS = ['x', 'y', 'z']
+const WORDS = ['tea', 'coffee', 'oslo', 'rust', 'music', 'garden']
+const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN'])
+
+type Step = { replica: number; action: number; pick: number; value: number }
+const steps = fc.array(
+  fc.record({ replica: fc.nat(), action: fc.nat(), pick: fc.nat(), value: fc.nat() }),
+  { minLength: 4, maxLength: 28 },
+)
+
+/** One random operation; refusals the API documents for unknown or deleted ids are fine. */
+async function act(memories: Memory[], step: Step, forgotten: Set<string>, random: SeededRandom): Promise<void> {
+  const memory = memories[step.replica % memories.length] as Memory
+  const episode = EPISODES[step.pick % EPISODES.length] as string
+  const fact = FACTS[step.pick % FACTS.length] as string
+  const tag = TAGS[step.value % TAGS.length] as string
+  const word = WORDS[step.value % WORDS.length] as string
+  try {
+    switch (step.action % 11) {
+      case 0: await memory.remember({ kind: 'episode', id: episode, summary: `about ${word}`, tags: [tag] }); break
+      case 1: await memory.update(episode, { set: { importance: (step.value % 10) / 10 } }); break
+      case 2: await memory.update(episode, { add: { tags: [tag] } }); break
+      case 3: await memory.update(episode, { remove: { tags: [tag] } }); break
+      case 4: await memory.update(episode, { increment: { accessCount: 1 + (step.value % 3) }, set: { metadata: { [`k${step.value % 2}`]: word } } }); break
+      case 5: await memory.remember({ kind: 'fact', id: fact, episodeID: episode, subject: 'user', predicate: 'likes', object: word }); break
+      case 6: await memory.supersede(fact, { episodeID: episode, subject: 'user', predicate: 'likes', object: word, confidence: 0.5 + (step.value % 5) / 10 }); break
+      case 7: await memory.forget(step.value % 2 === 0 ? episode : fact); forgotten.add(step.value % 2 === 0 ? episode : fact); break
+      case 8: await memory.appendText('human', ` ${word}`); break
+      case 9: await deliver(memories[step.value % memories.length] as Memory, memory, random); break
+      default: await memory.redact(episode); break
+    }
+  } catch (error) {
+    if (!(error instanceof CairnError) || !EXPECTED.has(error.code)) throw error
+  }
+}
+
+async function projectionDump(memory: Memory): Promise<string> {
+  const storage = (memory.log as unknown as { storage: { entries(range: object): AsyncIterable<[string, Uint8Array]> } }).storage
+  const root = `${memory.space}:q:`
+  const rows: string[] = []
+  for await (const [key, value] of storage.entries({ gte: root, lt: `${root}\uffff` })) rows.push(`${key}=${Buffer.from(value).toString('hex')}`)
+  return rows.join('\n')
+}
+
+describe('memory merge properties', () => {
+  it('replicas converge: random operations and random partial, shuffled, duplicated delivery end with equal digests', async () => {
+    await fc.assert(fc.asyncProperty(fc.integer({ min: 2, max: 4 }), steps, fc.nat(), async (count, history, seed) => {
+      const random = new SeededRandom(seed)
+      const { memories, clock } = await openReplicas(count)
+      await (memories[0] as Memory).remember({ kind: 'core', id: 'human', content: 'Notes:' })
+      for (const replica of memories.slice(1)) await deliver(memories[0] as Memory, replica)
+      const forgotten = new Set<string>()
+      for (const step of history) {
+        clock.advance(step.value % 3 === 0 ? 0 : 1 + (step.value % 5000))
+        await act(memories, step, forgotten, random)
+      }
+      await exchangeAll(memories)
+      const digests = await Promise.all(memories.map((memory) => memory.digest()))
+      expect(new Set(digests).size).toBe(1)
+      const conflicts = await Promise.all(memories.map(async (memory) => JSON.stringify(await memory.conflicts())))
+      expect(new Set(conflicts).size).toBe(1)
+
+      // Idempotence: delivering everything again changes nothing.
+      for (const from of memories) for (const to of memories) if (from !== to) await to.ingest(await from.events({}))
+      expect(await Promise.all(memories.map((memory) => memory.digest()))).toEqual(digests)
+
+      // Delete wins everywhere, and the content of what was deleted is gone from every log.
+      for (const memory of memories) {
+        for (const id of forgotten) expect(await memory.get(id)).toBeUndefined()
+        for await (const event of memory.log.readApplied()) {
+          const data = event.body?.data as { id?: string } | undefined
+          if (event.body && data?.id && forgotten.has(data.id) && ['memory.create', 'memory.patch', 'memory.text'].includes(event.body.op)) {
+            throw new Error(`body of ${event.body.op} on deleted ${data.id} survived on a replica`)
+          }
+        }
+      }
+      await closeAll(memories)
+    }), { numRuns: 25 })
+  })
+
+  it('the incremental projection equals a rebuild from the log, byte for byte', async () => {
+    await fc.assert(fc.asyncProperty(steps, fc.nat(), async (history, seed) => {
+      const random = new SeededRandom(seed)
+      const { memories, clock } = await openReplicas(2)
+      await (memories[0] as Memory).remember({ kind: 'core', id: 'human', content: 'Notes:' })
+      await deliver(memories[0] as Memory, memories[1] as Memory)
+      const forgotten = new Set<string>()
+      for (const step of history) {
+        clock.advance(step.value % 1000)
+        await act(memories, step, forgotten, random)
+      }
+      for (const memory of memories) {
+        const before = await projectionDump(memory)
+        const digest = await memory.digest()
+        await memory.rebuild()
+        expect(await projectionDump(memory)).toBe(before)
+        expect(await memory.digest()).toBe(digest)
+      }
+      await closeAll(memories)
+    }), { numRuns: 20 })
+  })
+
+  it('counters sum: concurrent increments on every replica add up', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(fc.record({ replica: fc.nat(), delta: fc.integer({ min: 1, max: 9 }) }), { minLength: 1, maxLength: 20 }), async (increments) => {
+      const { memories } = await openReplicas(3)
+      await (memories[0] as Memory).remember({ kind: 'episode', id: 'ep_counter', summary: 'counted', accessCount: 5 })
+      for (const replica of memories.slice(1)) await deliver(memories[0] as Memory, replica)
+      for (const { replica, delta } of increments) await (memories[replica % 3] as Memory).update('ep_counter', { increment: { accessCount: delta } })
+      await exchangeAll(memories)
+      const expected = 5 + increments.reduce((sum, { delta }) => sum + delta, 0)
+      for (const memory of memories) expect((await memory.get('ep_counter'))?.accessCount).toBe(expected)
+      await closeAll(memories)
+    }), { numRuns: 20 })
+  })
+
+  it('concurrent appends to a core block by several agents all survive, each in its own order', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(fc.record({ replica: fc.nat(), sync: fc.boolean() }), { minLength: 1, maxLength: 15 }), fc.nat(), async (appends, seed) => {
+      const random = new SeededRandom(seed)
+      const { memories } = await openReplicas(3)
+      await (memories[0] as Memory).remember({ kind: 'core', id: 'persona', content: 'Agent notes.' })
+      for (const replica of memories.slice(1)) await deliver(memories[0] as Memory, replica)
+      const written: string[][] = [[], [], []]
+      for (let i = 0; i < appends.length; i++) {
+        const { replica, sync } = appends[i] as { replica: number; sync: boolean }
+        const token = `[r${replica % 3}n${i}]`
+        ;(written[replica % 3] as string[]).push(token)
+        await (memories[replica % 3] as Memory).appendText('persona', token)
+        if (sync) await deliver(memories[random.int(0, 2)] as Memory, memories[random.int(0, 2)] as Memory, random)
+      }
+      await exchangeAll(memories)
+      const texts = await Promise.all(memories.map(async (memory) => (await memory.get('persona'))?.content as string))
+      expect(new Set(texts).size).toBe(1)
+      const text = texts[0] as string
+      expect(text.startsWith('Agent notes.')).toBe(true)
+      for (const tokens of written) {
+        const positions = tokens.map((token) => text.indexOf(token))
+        for (const position of positions) expect(position).toBeGreaterThanOrEqual(0)
+        expect([...positions].sort((a, b) => a - b)).toEqual(positions)
+      }
+      await closeAll(memories)
+    }), { numRuns: 20 })
+  })
+
+  it('add wins: a tag added concurrently with its removal survives', async () => {
+    const { memories } = await openReplicas(2)
+    const [a, b] = memories as [Memory, Memory]
+    await a.remember({ kind: 'episode', id: 'ep_tags', summary: 'tagged', tags: ['keep'] })
+    await deliver(a, b)
+    await a.update('ep_tags', { remove: { tags: ['keep'] } })
+    await b.update('ep_tags', { add: { tags: ['keep', 'new'] } })
+    await exchangeAll(memories)
+    for (const memory of memories) expect((await memory.get('ep_tags'))?.tags).toEqual(['keep', 'new'])
+    // A removal that has seen every add does remove.
+    await a.update('ep_tags', { remove: { tags: ['keep'] } })
+    await exchangeAll(memories)
+    for (const memory of memories) expect((await memory.get('ep_tags'))?.tags).toEqual(['new'])
+    await closeAll(memories)
+  })
+
+  it('a stale replica re-sending its old events resurrects nothing a delete removed', async () => {
+    const { memories } = await openReplicas(3)
+    const [a, b, stale] = memories as [Memory, Memory, Memory]
+    await a.remember({ kind: 'episode', id: 'ep_gone', summary: 'secret plan' })
+    await a.remember({ kind: 'fact', id: 'fact_gone', episodeID: 'ep_gone', subject: 'plan', predicate: 'is', object: 'secret' })
+    await exchangeAll(memories)
+    await stale.update('ep_gone', { set: { details: 'stale edit with more secrets' } })
+    await a.forget('ep_gone')
+    await deliver(a, b)
+    await stale.remember({ kind: 'episode', id: 'ep_gone', summary: 'recreated by the stale replica' })
+    for (const target of [a, b]) await target.ingest(await stale.events({}))
+    await exchangeAll(memories)
+    for (const memory of memories) {
+      expect(await memory.get('ep_gone')).toBeUndefined()
+      expect(await memory.get('fact_gone')).toBeUndefined()
+      expect(await memory.search('secret')).toEqual([])
+      expect(await memory.search('recreated')).toEqual([])
+      // Every body that carried content for the deleted records is erased on every replica,
+      // including the stale edit and the re-creation that arrived after the delete.
+      const survivors: string[] = []
+      for await (const event of memory.log.readApplied()) {
+        const text = event.body ? JSON.stringify(event.body.data) : ''
+        if (/secret|recreated/.test(text)) survivors.push(`${event.body?.op} ${event.bodyState}`)
+      }
+      expect(survivors).toEqual([])
+    }
+    expect(new Set(await Promise.all(memories.map((memory) => memory.digest()))).size).toBe(1)
+    await closeAll(memories)
+  })
+
+  it('as-of reads return what the replica showed at that recorded time', async () => {
+    await fc.assert(fc.asyncProperty(steps, fc.nat(), async (history, seed) => {
+      const random = new SeededRandom(seed)
+      const { memories, clock } = await openReplicas(2)
+      const forgotten = new Set<string>()
+      const snapshots: { at: number; views: Record<string, string> }[] = []
+      const ids = [...EPISODES, ...FACTS]
+      for (const step of history) {
+        clock.advance(1000)
+        await act(memories, step, forgotten, random)
+        const views: Record<string, string> = {}
+        for (const id of ids) views[id] = JSON.stringify((await (memories[0] as Memory).get(id)) ?? null)
+        snapshots.push({ at: clock.nowMs(), views })
+      }
+      const a = memories[0] as Memory
+      for (const { at, views } of snapshots) {
+        for (const id of ids) {
+          const then = await a.get(id, { asOf: at })
+          if (forgotten.has(id) && (await a.get(id)) === undefined) continue // deleted: unreachable as of any time
+          expect(JSON.stringify(then ?? null)).toBe(views[id])
+        }
+      }
+      await closeAll(memories)
+    }), { numRuns: 15 })
+  })
+})
