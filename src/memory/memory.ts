@@ -17,7 +17,7 @@ import { InputError } from '../errors.js'
 import {
   decodeState, formatTimestamp, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, validateCreate, validatePatch, isRecordKind,
   Projection, ProjectionReader,
-  type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView,
+  type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
 } from '../projection/index.js'
 import { planForget, type DerivedBlock } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
@@ -27,7 +27,10 @@ export type { MemoryOptions } from './memory-engine.js'
 
 export type RememberInput = { readonly kind: RecordKind } & { readonly [field: string]: unknown }
 
-export interface QueryInput extends RecordFilter {
+/** Query filters; `tags` may be a list (all of them) or `{ any, all, none }`. */
+export type FilterInput = Omit<RecordFilter, 'tags'> & { readonly tags?: TagFilter | readonly string[] }
+
+export interface QueryInput extends FilterInput {
   /** Recorded time: a Date, ms since the epoch, or an RFC 3339 string. */
   readonly asOf?: Date | number | string
   readonly limit?: number
@@ -112,15 +115,19 @@ export class Memory {
     return bytes ? decodeState(bytes, id) : undefined
   }
 
+  /** A record that can still change: present, not deleted, not redacted. */
   private async existing(id: unknown, label = 'id'): Promise<RecordView> {
     const recordId = assertNonEmptyString(id, label)
     const view = await this.reader.get(recordId)
-    if (!view) {
-      const state = await this.state(recordId)
-      const code = state?.tombstone ? 'FORGOTTEN' : 'UNKNOWN_RECORD'
-      throw new InputError(code, state?.tombstone ? 'the record was deleted' : 'no such record', { field: label })
-    }
+    const tombstone = (await this.state(recordId))?.tombstone
+    if (tombstone) this.refuseTombstoned(tombstone.op, label)
+    if (!view) throw new InputError('UNKNOWN_RECORD', 'no such record', { field: label })
     return view
+  }
+
+  private refuseTombstoned(op: 'delete' | 'redact', label: string): never {
+    if (op === 'redact') throw new InputError('REDACTED', 'the record was redacted; its content cannot change', { field: label })
+    throw new InputError('FORGOTTEN', 'the record was deleted, and its id never returns', { field: label })
   }
 
   private createEntry(input: unknown): { op: string; data: JsonValue; id: string; kind: RecordKind; fields: Record<string, JsonValue> } {
@@ -151,7 +158,8 @@ export class Memory {
    */
   async remember(record: RememberInput): Promise<string> {
     const entry = this.createEntry(record)
-    if ((await this.state(entry.id))?.tombstone) throw new InputError('FORGOTTEN', 'this id was deleted and never returns', { field: 'id' })
+    const tombstone = (await this.state(entry.id))?.tombstone
+    if (tombstone) this.refuseTombstoned(tombstone.op, 'id')
     await this.append([{ op: entry.op, data: entry.data }])
     return entry.id
   }
@@ -265,7 +273,7 @@ export class Memory {
   }
 
   /** Full-text search (BM25), optionally filtered like `query`. */
-  async search(text: string, options: RecordFilter & { limit?: number } = {}): Promise<{ record: RecordView; score: number }[]> {
+  async search(text: string, options: FilterInput & { limit?: number } = {}): Promise<{ record: RecordView; score: number }[]> {
     const query = assertString(text, 'text')
     const raw = assertOptions(options, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'limit'], 'options')
     const limit = raw.limit === undefined ? 10 : assertInteger(raw.limit, 'options.limit', 1, MAX_QUERY_LIMIT)

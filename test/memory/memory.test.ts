@@ -1,0 +1,287 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { CairnError } from '../../src/errors.js'
+import { canonicalJson } from '../../src/log/canonical-json.js'
+import { ManualClock } from '../../src/log/clock.js'
+import { NativeCrypto } from '../../src/log/crypto/index.js'
+import { Memory } from '../../src/memory/index.js'
+import { MEMORY_OPS } from '../../src/projection/index.js'
+import { closeAll, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
+
+const open: Memory[] = []
+const dirs: string[] = []
+afterEach(async () => {
+  await closeAll(open.splice(0))
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+async function memory(clock = new ManualClock(Date.UTC(2026, 4, 1, 12))): Promise<Memory> {
+  const instance = await Memory.open({ clock })
+  open.push(instance)
+  return instance
+}
+
+async function refusal(promise: Promise<unknown>): Promise<CairnError> {
+  try {
+    await promise
+  } catch (error) {
+    if (error instanceof CairnError) return error
+    throw error
+  }
+  throw new Error('expected a refusal')
+}
+
+describe('remember and get', () => {
+  it('fills documented defaults and derives the missing summary or details', async () => {
+    const m = await memory()
+    const id = await m.remember({ kind: 'episode', details: 'Line one of the note\nline two' })
+    expect(id).toMatch(/^ep_[0-9a-f]{16}$/)
+    expect(await m.get(id)).toMatchObject({
+      kind: 'episode', id, summary: 'Line one of the note', details: 'Line one of the note\nline two',
+      sourceType: 'note', importance: 0.5, confidence: 0.7, lifecycleState: 'HOT', accessCount: 0, pinned: false,
+      eventTime: '2026-05-01T12:00:00Z', actors: [], categories: [], metadata: {}, vaultRefs: [],
+    })
+  })
+
+  it('keeps unknown episode keys, including UInt64 integers, and every kind round-trips', async () => {
+    const m = await memory()
+    const id = await m.remember({ kind: 'episode', summary: 's', vendorScore: 0.92, vendorId: 18446744073709551615n })
+    expect(await m.get(id)).toMatchObject({ vendorScore: 0.92, vendorId: 18446744073709551615n })
+    const pref = await m.remember({ kind: 'preference', key: 'tone', value: 'direct' })
+    const again = await m.remember({ kind: 'preference', key: 'tone', value: 'warm' })
+    expect(again).toBe(pref)
+    expect((await m.get(pref))?.value).toBe('warm')
+  })
+
+  it('refuses bad records naming the field, and writes nothing', async () => {
+    const m = await memory()
+    const before = m.versionVector()
+    expect((await refusal(m.remember({ kind: 'nope' } as never))).code).toBe('UNKNOWN_KIND')
+    const wrong = await refusal(m.remember({ kind: 'episode', summary: 5 } as never))
+    expect(wrong.code).toBe('WRONG_TYPE')
+    expect(wrong.message).toContain('summary')
+    expect((await refusal(m.remember({ kind: 'entity', id: 'ent_x' }))).code).toBe('MISSING_FIELD')
+    expect((await refusal(m.remember({ kind: 'fact', subject: 'a', predicate: 'b', object: 'c', bogus: 1 } as never))).code).toBe('UNKNOWN_FIELD')
+    expect((await refusal(m.remember(null as never))).code).toBe('WRONG_TYPE')
+    expect(m.versionVector()).toEqual(before)
+  })
+})
+
+describe('update', () => {
+  it('sets, unsets map keys, adds and removes set members, increments counters', async () => {
+    const m = await memory()
+    const id = await m.remember({ kind: 'episode', summary: 's', tags: ['a'], metadata: { k1: 'v1', k2: 'v2' } })
+    await m.update(id, { set: { importance: 0.9, metadata: { k3: 'v3' } }, unset: ['metadata.k1'], add: { tags: ['b'] }, increment: { accessCount: 3 } })
+    await m.update(id, { remove: { tags: ['a'] }, increment: { accessCount: -1 } })
+    expect(await m.get(id)).toMatchObject({ importance: 0.9, metadata: { k2: 'v2', k3: 'v3' }, tags: ['b'], accessCount: 2 })
+  })
+
+  it('refuses unknown records, identity fields and temporal fields', async () => {
+    const m = await memory()
+    expect((await refusal(m.update('ep_missing', { set: { summary: 'x' } }))).code).toBe('UNKNOWN_RECORD')
+    const id = await m.remember({ kind: 'episode', summary: 's' })
+    expect((await refusal(m.update(id, { set: { id: 'ep_other' } }))).code).toBe('IMMUTABLE_FIELD')
+    const fact = await m.remember({ kind: 'fact', episodeID: id, subject: 'a', predicate: 'b', object: 'c' })
+    expect((await refusal(m.update(fact, { set: { tValidTo: '2026-01-01T00:00:00Z' } }))).code).toBe('IMMUTABLE_FIELD')
+  })
+})
+
+describe('supersede and valid time', () => {
+  it('closes the old fact and opens the new one; validAt picks the one valid then', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const m = await memory(clock)
+    const episode = await m.remember({ kind: 'episode', summary: 'moved' })
+    const old = await m.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'lives in', object: 'Oslo', tValidFrom: '2025-01-01T00:00:00Z' })
+    const next = await m.supersede(old, { episodeID: episode, subject: 'user', predicate: 'lives in', object: 'Bergen' }, { validFrom: '2026-03-01T00:00:00Z' })
+    expect(await m.get(old)).toMatchObject({ tValidTo: '2026-03-01T00:00:00Z', supersededBy: next })
+    expect(await m.get(next)).toMatchObject({ tValidFrom: '2026-03-01T00:00:00Z', object: 'Bergen' })
+    const objects = async (validAt: string) => (await m.query({ kind: 'fact', validAt })).records.map((r) => r.object)
+    expect(await objects('2025-06-01T00:00:00Z')).toEqual(['Oslo'])
+    expect(await objects('2026-06-01T00:00:00Z')).toEqual(['Bergen'])
+    expect((await refusal(m.supersede(await m.remember({ kind: 'episode', summary: 's' }), {}))).code).toBe('NOT_TEMPORAL')
+  })
+
+  it('keeps concurrent supersedes, reports the conflict, and picks the same winner everywhere', async () => {
+    const { memories } = await openReplicas(2)
+    open.push(...memories)
+    const [a, b] = memories as [Memory, Memory]
+    const episode = await a.remember({ kind: 'episode', summary: 'drinks' })
+    const fact = await a.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'drinks', object: 'tea' })
+    await exchangeAll(memories)
+    const low = await a.supersede(fact, { episodeID: episode, subject: 'user', predicate: 'drinks', object: 'coffee', confidence: 0.3 }, { validFrom: '2026-02-01T00:00:00Z' })
+    const high = await b.supersede(fact, { episodeID: episode, subject: 'user', predicate: 'drinks', object: 'juice', confidence: 0.9 }, { validFrom: '2026-02-01T00:00:10Z' })
+    await exchangeAll(memories)
+    for (const replica of memories) {
+      const conflicts = await replica.conflicts()
+      expect(conflicts).toHaveLength(1)
+      expect(conflicts[0]).toMatchObject({ id: fact, winner: high, reason: 'confidence' })
+      expect(conflicts[0]?.candidates.map((c) => c.by).sort()).toEqual([low, high].sort())
+      expect((await replica.get(fact))?.supersededBy).toBe(high)
+      expect(await replica.get(low)).toBeDefined()
+    }
+  })
+})
+
+describe('forget and redact', () => {
+  it('deletes with what was derived only from the target, signs the tombstone, and erases the bodies', async () => {
+    const m = await memory()
+    const episode = await m.remember({ kind: 'episode', summary: 'Met Ada about Vermilion' })
+    const other = await m.remember({ kind: 'episode', summary: 'Another meeting' })
+    const fact = await m.remember({ kind: 'fact', episodeID: episode, subject: 'Ada', predicate: 'leads', object: 'Vermilion' })
+    await m.remember({ kind: 'entity', id: 'ent_ada', type: 'person', canonicalName: 'Ada' })
+    await m.remember({ kind: 'entity', id: 'ent_vermilion', type: 'project', canonicalName: 'Vermilion' })
+    await m.remember({ kind: 'entity', id: 'ent_kept', type: 'person', canonicalName: 'Kept' })
+    const onlyHere = await m.remember({ kind: 'edge', srcEntityID: 'ent_ada', dstEntityID: 'ent_vermilion', edgeType: 'leads', evidenceEpisodeIDs: [episode] })
+    const shared = await m.remember({ kind: 'edge', srcEntityID: 'ent_kept', dstEntityID: 'ent_kept', edgeType: 'self', evidenceEpisodeIDs: [episode, other] })
+    await m.remember({ kind: 'episodeLink', srcEpisodeID: episode, dstEpisodeID: other, linkType: 'follows' })
+    const createEvent = (await m.history(episode))[0]?.event as string
+
+    const tombstone = await m.forget(episode, { reason: 'user asked' })
+    expect(tombstone).toMatchObject({
+      op: 'delete', targetKind: 'episode', targetID: episode, reason: 'user asked', actor: m.author,
+      derived: { factIDs: [fact], edgeIDs: [onlyHere], entityIDs: ['ent_ada', 'ent_vermilion'], chunkIDs: [], sentenceIDs: [], episodeLinkCount: 1, embeddingCacheKeys: [] },
+    })
+    const [scheme, key, signature] = tombstone.signature.split(':')
+    const { signature: _s, ...unsigned } = tombstone
+    expect(scheme).toBe('ed25519')
+    expect(new NativeCrypto().verify(Buffer.from(signature as string, 'hex'), new TextEncoder().encode(canonicalJson(unsigned)), key as string)).toBe(true)
+
+    for (const id of [episode, fact, onlyHere, 'ent_ada', 'ent_vermilion']) expect(await m.get(id)).toBeUndefined()
+    expect((await m.get(shared))?.evidenceEpisodeIDs).toEqual([other])
+    expect(await m.get('ent_kept')).toBeDefined()
+    expect((await m.query({ kind: 'episodeLink' })).records).toEqual([])
+    expect(await m.search('Vermilion')).toEqual([])
+    expect((await m.log.get(createEvent))?.bodyState).toBe('erased')
+    expect((await m.tombstones()).map((t) => t.targetID)).toEqual([episode])
+    expect((await refusal(m.remember({ kind: 'episode', id: episode, summary: 'back' }))).code).toBe('FORGOTTEN')
+    expect((await refusal(m.update(episode, { set: { summary: 'x' } }))).code).toBe('FORGOTTEN')
+  })
+
+  it('is unreachable as of any earlier time once deleted', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const m = await memory(clock)
+    const id = await m.remember({ kind: 'episode', summary: 'to be forgotten' })
+    const then = clock.nowMs()
+    expect(await m.get(id, { asOf: then })).toBeDefined()
+    clock.advance(60_000)
+    await m.forget(id)
+    expect(await m.get(id, { asOf: then })).toBeUndefined()
+    expect((await m.query({ asOf: then })).records).toEqual([])
+  })
+
+  it('redacts content but keeps a skeleton and the tombstone', async () => {
+    const m = await memory()
+    const id = await m.remember({ kind: 'episode', summary: 'secret salary', details: 'exact figures', tags: ['hr'], metadata: { k: 'v' } })
+    const tombstone = await m.redact(id, { reason: 'privacy' })
+    expect(tombstone.op).toBe('redact')
+    const skeleton = await m.get(id)
+    expect(skeleton).toMatchObject({ id, kind: 'episode', summary: '', details: '', metadata: {}, eventTime: expect.any(String) })
+    expect(await m.search('salary')).toEqual([])
+    expect((await m.query({ tags: ['hr'] })).records).toEqual([])
+    expect((await refusal(m.update(id, { set: { summary: 'again' } }))).code).toBe('REDACTED')
+    expect((await refusal(m.remember({ kind: 'episode', id, summary: 'again' }))).code).toBe('REDACTED')
+    expect((await m.tombstones())[0]).toMatchObject({ op: 'redact', targetID: id, reason: 'privacy' })
+  })
+})
+
+describe('queries', () => {
+  it('filters by kind, context, tags (any, all, none), entity and confidence', async () => {
+    const m = await memory()
+    const a = await m.remember({ kind: 'episode', summary: 'a', contextID: 'ctx_work', tags: ['x', 'y'], confidence: 0.9 })
+    const b = await m.remember({ kind: 'episode', summary: 'b', contextID: 'ctx_work', tags: ['y'], confidence: 0.4 })
+    const c = await m.remember({ kind: 'episode', summary: 'c', contextID: 'ctx_home', tags: ['z'] })
+    const edge = await m.remember({ kind: 'edge', srcEntityID: 'ent_1', dstEntityID: 'ent_2', edgeType: 'knows' })
+    const ids = async (q: Parameters<Memory['query']>[0]) => (await m.query(q)).records.map((r) => r.id).sort()
+    expect(await ids({ context: 'ctx_work' })).toEqual([a, b].sort())
+    expect(await ids({ tags: ['x', 'y'] })).toEqual([a])
+    expect(await ids({ tags: { any: ['x', 'z'] } })).toEqual([a, c].sort())
+    expect(await ids({ kind: 'episode', tags: { none: ['y'] } })).toEqual([c])
+    expect(await ids({ context: 'ctx_work', minConfidence: 0.5 })).toEqual([a])
+    expect(await ids({ entity: 'ent_2' })).toEqual([edge])
+    expect(await ids({ kind: ['edge', 'fact'] })).toEqual([edge])
+    expect((await refusal(m.query({ kind: 'bogus' as never }))).code).toBe('UNKNOWN_KIND')
+    expect((await refusal(m.query({ limit: 0 }))).code).toBe('OUT_OF_RANGE')
+    expect((await refusal(m.query({ colour: 'red' } as never))).code).toBe('UNKNOWN_FIELD')
+  })
+
+  it('pages through results with a cursor, without duplicates or gaps', async () => {
+    const m = await memory()
+    const all: string[] = []
+    for (let i = 0; i < 23; i++) all.push(await m.remember({ kind: 'episode', summary: `n${i}` }))
+    const seen: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await m.query({ kind: 'episode', limit: 5, ...(cursor ? { cursor } : {}) })
+      seen.push(...page.records.map((r) => r.id))
+      cursor = page.cursor
+    } while (cursor)
+    expect(seen.sort()).toEqual([...all].sort())
+  })
+
+  it('searches full text with filters and reads as of a recorded time', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const m = await memory(clock)
+    const tea = await m.remember({ kind: 'episode', summary: 'The user drinks green tea every morning', contextID: 'ctx_a' })
+    await m.remember({ kind: 'episode', summary: 'Tea ceremony notes, tea history, more tea', contextID: 'ctx_b' })
+    await m.remember({ kind: 'episode', summary: 'Coffee beans' })
+    expect((await m.search('tea')).map((hit) => hit.record.id)).toHaveLength(2)
+    expect((await m.search('tea', { context: 'ctx_a' })).map((hit) => hit.record.id)).toEqual([tea])
+    expect(await m.search('nothing-matches-this')).toEqual([])
+    const before = clock.nowMs()
+    clock.advance(5000)
+    await m.update(tea, { set: { summary: 'The user switched to coffee' } })
+    expect((await m.get(tea, { asOf: before }))?.summary).toBe('The user drinks green tea every morning')
+    expect((await m.get(tea, { asOf: new Date(clock.nowMs()) }))?.summary).toBe('The user switched to coffee')
+    expect((await refusal(m.get(tea, { asOf: 'yesterday' }))).code).toBe('BAD_TIMESTAMP')
+  })
+})
+
+describe('history, subscribe, text, persistence', () => {
+  it('lists the events behind a record and notifies subscribers of changes', async () => {
+    const m = await memory()
+    const seen: string[] = []
+    const stop = m.subscribe(({ changes }) => seen.push(...changes.map((c) => `${c.action}:${c.kind}`)))
+    const id = await m.remember({ kind: 'episode', summary: 's' })
+    await m.update(id, { set: { pinned: true } })
+    await m.forget(id)
+    stop()
+    await m.remember({ kind: 'episode', summary: 'after unsubscribe' })
+    expect(seen).toEqual(['created:episode', 'updated:episode', 'deleted:episode'])
+    const history = await m.history(id)
+    expect(history.map((h) => h.type)).toEqual(['tombstone'])
+    expect(history[0]).toMatchObject({ op: MEMORY_OPS.delete, author: m.author, bodyState: 'present' })
+  })
+
+  it('edits and appends collaborative text in core blocks', async () => {
+    const m = await memory()
+    await m.remember({ kind: 'core', id: 'human', content: 'Name: Ada.' })
+    await m.appendText('human', ' Likes tea.')
+    await m.editText('human', 'Name: Ada Lovelace. Likes tea.')
+    expect((await m.get('human'))?.content).toBe('Name: Ada Lovelace. Likes tea.')
+    expect((await m.history('human')).length).toBe(3)
+    const episode = await m.remember({ kind: 'episode', summary: 's' })
+    expect((await refusal(m.appendText(episode, 'x'))).code).toBe('NOT_TEXT')
+  })
+
+  it('reopens from disk ready, and applies on open what the log has beyond the projection', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-memory-'))
+    dirs.push(dir)
+    let m = await Memory.open({ path: dir })
+    const id = await m.remember({ kind: 'episode', summary: 'kept on disk', tags: ['disk'] })
+    const digest = await m.digest()
+    // A write that reached the log but not the projection (a crash between the two writes).
+    await m.log.append(
+      (m as unknown as { engine: { identity: never } }).engine.identity,
+      { op: MEMORY_OPS.create, data: { kind: 'episode', id: 'ep_late', fields: { id: 'ep_late', summary: 'late', details: 'late' } } },
+    )
+    await m.close()
+    m = await Memory.open({ path: dir })
+    open.push(m)
+    expect((await m.get(id))?.tags).toEqual(['disk'])
+    expect((await m.get('ep_late'))?.summary).toBe('late')
+    expect(await m.digest()).not.toBe(digest)
+    expect((await m.query({ tags: ['disk'] })).records).toHaveLength(1)
+  })
+})
