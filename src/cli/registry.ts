@@ -6,8 +6,19 @@ import type { CliCommand } from './command.js'
 import { initCommand } from './commands/init.js'
 import { logCommand } from './commands/log.js'
 import { verifyCommand } from './commands/verify.js'
+import { rememberCommand } from './commands/remember.js'
+import { getCommand } from './commands/get.js'
+import { queryCommand } from './commands/query.js'
+import { searchCommand } from './commands/search.js'
+import { forgetCommand } from './commands/forget.js'
+import { historyCommand } from './commands/history.js'
 
-export const COMMANDS: readonly CliCommand[] = [initCommand, logCommand, verifyCommand]
+// The log commands keep their places ahead of the memory commands: scripts and tests read the
+// command list in this order.
+export const COMMANDS: readonly CliCommand[] = [
+  initCommand, logCommand, verifyCommand,
+  rememberCommand, getCommand, queryCommand, searchCommand, forgetCommand, historyCommand,
+]
 
 export function findCommand(name: string): CliCommand | undefined {
   return COMMANDS.find((command) => command.name === name)
@@ -23,7 +34,7 @@ export function overviewHelp(): string {
   return [
     'usage: cairn <command> [flags]',
     '',
-    'Cairn: a local-first memory engine for AI agents (a signed, append-only event log).',
+    'Cairn: a local-first memory engine for AI agents (typed records on a signed, append-only event log).',
     '',
     'commands:',
     ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),

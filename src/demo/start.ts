@@ -1,6 +1,7 @@
 /**
  * `npm start`: a narrated tour of what Cairn does so far, on the embedded store in a fresh
- * temporary directory that is removed at the end.
+ * temporary directory that is removed at the end: the signed log (here), then the memory on
+ * two replicas diverging and converging (memory-tour.ts).
  *
  * Invariant: every value printed is read back from the engine at that moment (ids, counts,
  * heads, vectors, error codes); nothing is hard-coded, so the output is evidence, and any
@@ -14,6 +15,7 @@ import {
   buildEvent, canonicalJson, eventSignable, Identity, initHome, isCairnError, LogStore, nextHlc, shortId,
   type EventEnvelope, type Home, type SpaceLog, type VersionVector,
 } from '../index.js'
+import { memoryTour } from './memory-tour.js'
 
 const say = (text = ''): void => console.log(text)
 const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
@@ -170,9 +172,10 @@ async function run(root: string): Promise<void> {
 
 const started = Date.now()
 const root = await mkdtemp(path.join(os.tmpdir(), 'cairn-demo-'))
-say(`Cairn demo: the signed event log, on the embedded store in ${root}`)
+say(`Cairn demo: the signed event log and the memory on two replicas, on the embedded store in ${root}`)
 try {
   await run(root)
+  await memoryTour(root, { say, step, check })
   say(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 } catch (error) {
   console.error(`demo failed: ${error instanceof Error ? error.message : String(error)}`)

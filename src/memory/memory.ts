@@ -10,7 +10,7 @@
  * one atomic batch), then applies it to the projection before returning, so a read right after
  * a write sees it. Other replicas' events come in through `ingest`.
  */
-import { assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
+import { assertArray, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
 import { canonicalJson, type JsonValue, type EventEnvelope, type IngestResult, type Right, type SpaceLog, type VersionVector } from '../log/index.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { InputError } from '../errors.js'
@@ -162,6 +162,29 @@ export class Memory {
     if (tombstone) this.refuseTombstoned(tombstone.op, 'id')
     await this.append([{ op: entry.op, data: entry.data }])
     return entry.id
+  }
+
+  /**
+   * Stores many records at once: all are validated first, then written as one atomic batch of
+   * events under one signature (the bulk path for imports). Returns their ids in order.
+   * @throws InputError naming the record index and field; nothing is written on any refusal
+   */
+  async rememberMany(records: readonly RememberInput[]): Promise<string[]> {
+    const list = assertArray(records, 'records')
+    const entries = list.map((record, index) => {
+      try {
+        return this.createEntry(record)
+      } catch (error) {
+        if (error instanceof InputError) throw new InputError(error.code, `records[${index}]: ${error.message}`, { ...error.where, path: `records[${index}]` })
+        throw error
+      }
+    })
+    for (const entry of entries) {
+      const tombstone = (await this.state(entry.id))?.tombstone
+      if (tombstone) this.refuseTombstoned(tombstone.op, `records[${entries.indexOf(entry)}].id`)
+    }
+    if (entries.length > 0) await this.append(entries.map((entry) => ({ op: entry.op, data: entry.data })))
+    return entries.map((entry) => entry.id)
   }
 
   /**

@@ -238,7 +238,7 @@ describe.concurrent('a missing, corrupt or locked store fails with one line and 
 })
 
 describe('npm start (the demo)', () => {
-  it('runs in a temporary directory, shows verification passing and tampering refused, and cleans up', async () => {
+  it('runs in a temporary directory, shows verification passing, tampering refused and two memory replicas converging, and cleans up', async () => {
     const result = await runScript('src/demo/start.ts', [])
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
@@ -251,6 +251,16 @@ describe('npm start (the demo)', () => {
     expect(out).toMatch(/body byte flipped in event [0-9a-f]{12}…: refused with BAD_BODY: .*\(event [0-9a-f]{64}\)/)
     expect(out).toMatch(/header byte flipped in event [0-9a-f]{12}…: refused with BAD_ID: /)
     expect(out).toMatch(/refused with NOT_AUTHORIZED: /)
+    // The memory on two replicas: divergence, convergence, LWW, both text appends, a forget that reaches.
+    expect(out).toMatch(/digests laptop [0-9a-f]{12}… phone [0-9a-f]{12}…: differ: true/)
+    expect(out).toMatch(/laptop → phone \d+ events?, phone → laptop \d+; digests ([0-9a-f]{12}…) \1: equal: true/)
+    expect(out).toMatch(/drink = "(green|black) tea": last writer wins, and the later write \(by clock\) was (laptop|phone)'s/)
+    const human = /human = "([^"]*)": both appends kept/.exec(out)?.[1]
+    expect(human).toContain('Likes hiking.')
+    expect(human).toContain('Works nights.')
+    expect(out).toMatch(/laptop's history of it: memory\.delete; its create event [0-9a-f]{12}… now has body erased/)
+    expect(out).toMatch(/laptop search "door code": 0 results; digests equal: true/)
+    expect(out).toMatch(/^ {2}1\. \d\.\d{3} {2}\S+ +.*tea/m)
     const root = /on the embedded store in (\S+)/.exec(out)?.[1]
     expect(root).toBeDefined()
     expect(out).toContain(`removed ${root}`)
