@@ -5,15 +5,15 @@
  * any other memory. In memory with `CairnMemoryStore.open()`, on disk with `open({ path })`.
  *
  * Why this mapping:
- * - One episode per message (speaker = role, details = the text) makes search find the message
- *   that said something, scoped by `contextID` (the session) or the `user:<id>` tag. The
- *   message's exact JSON rides in its metadata, so nothing is lost.
+ * - One episode per message (speaker = role, details = the text): search finds the message that
+ *   said something, scoped by `contextID` (the session) or the `user:<id>` tag. Its exact JSON
+ *   rides in its metadata, so nothing is lost.
  * - Message ids are content hashes within the session, so storing a conversation again (what
  *   agents do after every turn) writes only the new messages and a new revision episode; the
  *   previous revision, and the messages no longer in the conversation, are forgotten: their
  *   content is erased from this store and from every replica the deletion reaches.
- * - A revision lists its messages in order, so a store is complete once its revision is written
- *   (it is written after the messages; sync delivers events causally).
+ * - A revision lists its messages in order and is written in one atomic batch with the new
+ *   messages (sync delivers events causally), so every replica sees a store whole or not at all.
  * - The context id derives from the session id, so replicas storing one session share a record.
  *
  * Semantics:
@@ -38,14 +38,11 @@ import { canonicalJson, Mutex, parseJson, SystemClock, type Clock, type JsonValu
 import type { RecordFilter, RecordView } from '../projection/index.js'
 import { Memory } from './memory.js'
 import type { MemoryOptions } from './memory-engine.js'
-import {
-  DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT,
-  type ConversationContext, type ConversationSummary, type ListOptions, type MemoryStore,
-} from './memory-store.js'
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, type ConversationContext, type ConversationSummary, type ListOptions, type MemoryStore } from './memory-store.js'
 import { readName, readStoreJson } from './store-json.js'
 import {
   agentStateFields, agentStateIdFor, agentStateJson, assembleConversation, contextIdFor, decodeMessage, decodeRevision, isMessageRecord,
-  messageFields, messageIdFor, newestRevision, readConversation, revisionFields, summaryOf, TAGS, type Revision,
+  messageFields, messageIdFor, newestRevision, readConversation, revisionFields, summaryOf, TAGS, userTagPatch, type MessageInput, type Revision,
 } from './store-records.js'
 
 export interface CairnMemoryStoreOptions {
@@ -55,14 +52,12 @@ export interface CairnMemoryStoreOptions {
 
 /** Records read per page when walking an index. */
 const PAGE = 500
-/** The tombstone reason of records erased by deleteConversation and by replacement. */
-const DELETE_REASON = 'conversation deleted'
-const REPLACE_REASON = 'conversation replaced'
+/** Tombstone reasons of records erased by deleteConversation and by replacement. */
+const DELETE_REASON = 'conversation deleted', REPLACE_REASON = 'conversation replaced'
 
 interface Resolved {
   readonly id: string
-  /** The live record at `id`; absent when `id` was never used. */
-  readonly view?: RecordView
+  readonly view?: RecordView // the live record at `id`; absent when `id` was never used
 }
 
 export class CairnMemoryStore implements MemoryStore {
@@ -98,11 +93,12 @@ export class CairnMemoryStore implements MemoryStore {
   /**
    * The first of idFor(0), idFor(1), … that holds an intact record, or that was never used. Ids
    * a deletion spent are skipped (as are ids that hold something else, such as a redacted skeleton).
+   * `known` holds records already read, to spare a read each.
    */
-  private async resolve(idFor: (n: number) => string, isIntact: (view: RecordView) => boolean): Promise<Resolved> {
+  private async resolve(idFor: (n: number) => string, isIntact: (view: RecordView) => boolean, known?: ReadonlyMap<string, RecordView>): Promise<Resolved> {
     for (let n = 0; ; n++) {
       const id = idFor(n)
-      const view = await this.memory.get(id)
+      const view = known?.get(id) ?? await this.memory.get(id)
       if (view !== undefined) {
         if (isIntact(view)) return { id, view }
       } else if (!(await this.memory.history(id)).some((entry) => entry.type === 'tombstone')) {
@@ -131,23 +127,20 @@ export class CairnMemoryStore implements MemoryStore {
     return views.flatMap((view) => decodeRevision(view) ?? [])
   }
 
-  /** Forgets a record unless it is already gone (a concurrent ingest may have deleted it). */
+  /** Forgets a record unless it is already gone or redacted (a concurrent ingest may have done either). */
   private async forgetIfPresent(id: string, reason: string): Promise<void> {
     try {
       await this.memory.forget(id, { reason })
     } catch (error) {
-      if (error instanceof InputError && (error.code === 'FORGOTTEN' || error.code === 'UNKNOWN_RECORD')) return
+      if (error instanceof InputError && ['FORGOTTEN', 'REDACTED', 'UNKNOWN_RECORD'].includes(error.code)) return
       throw error
     }
   }
 
-  /** Makes a record's user tags exactly `wanted` among those matching `isUserTag`. */
-  private async retag(view: RecordView, wanted: readonly string[], isUserTag: (tag: string) => boolean): Promise<void> {
-    const tags = Array.isArray(view.tags) ? view.tags.filter((tag): tag is string => typeof tag === 'string') : []
-    const add = wanted.filter((tag) => !tags.includes(tag))
-    const remove = tags.filter((tag) => isUserTag(tag) && !wanted.includes(tag))
-    if (add.length === 0 && remove.length === 0) return
-    await this.memory.update(view.id, { ...(add.length > 0 ? { add: { tags: add } } : {}), ...(remove.length > 0 ? { remove: { tags: remove } } : {}) })
+  /** Makes a record's user tags exactly `wanted` (a conversation stored again for another user). */
+  private async retag(view: RecordView, wanted: readonly string[]): Promise<void> {
+    const patch = userTagPatch(view, wanted)
+    if (patch) await this.memory.update(view.id, patch)
   }
 
   /**
@@ -167,27 +160,28 @@ export class CairnMemoryStore implements MemoryStore {
       const storedAtMs = Math.max(Math.floor(this.clock.nowMs()), newest === undefined ? 0 : newest.storedAtMs + 1)
       // Content-addressed ids: a message already stored in this session is reused. In a new
       // context no id can be taken yet, so nothing needs looking up.
-      const messages = new Map<string, { resolved: Resolved; message: (typeof input.messages)[number] }>()
+      const messages = new Map<string, { resolved: Resolved; message: MessageInput }>()
+      const known = new Map(existing.map((view) => [view.id, view]))
       for (const message of input.messages) {
         if (messages.has(message.json)) continue
         const resolved = context.view
-          ? await this.resolve((n) => messageIdFor(context.id, message.json, n), isMessageRecord)
+          ? await this.resolve((n) => messageIdFor(context.id, message.json, n), isMessageRecord, known)
           : { id: messageIdFor(context.id, message.json, 0) }
         messages.set(message.json, { resolved, message })
       }
       const messageIds = input.messages.map((message) => (messages.get(message.json) as { resolved: Resolved }).resolved.id)
       const revision = revisionFields(context.id, session, user, storedAtMs, messageIds, input)
-
-      const isUserTag = (tag: string) => tag.startsWith('user:') || tag.startsWith('amp:user:')
-      if (context.view) await this.retag(context.view, [TAGS.userIndex(user), TAGS.user(user)], isUserTag)
-      else await this.memory.remember({ kind: 'context', id: context.id, label: session, tags: [TAGS.userIndex(user), TAGS.user(user)] })
-      for (const { resolved, message } of messages.values()) {
-        if (resolved.view) await this.retag(resolved.view, [TAGS.user(user)], isUserTag)
-        else await this.memory.remember({ kind: 'episode', ...messageFields(context.id, resolved.id, session, user, message) })
-      }
-      await this.memory.remember({ kind: 'episode', ...revision })
-      // The new revision is complete: erase what it replaced (earlier revisions, dropped messages,
-      // and leftovers of an interrupted store).
+      // Records kept from before move to this user first; then what is new (the context of a new
+      // session, new messages, the revision) is one atomic batch, so a store is complete or absent.
+      if (context.view) await this.retag(context.view, [TAGS.userIndex(user), TAGS.user(user)])
+      for (const { resolved } of messages.values()) if (resolved.view) await this.retag(resolved.view, [TAGS.user(user)])
+      await this.memory.rememberMany([
+        ...(context.view ? [] : [{ kind: 'context' as const, id: context.id, label: session, tags: [TAGS.userIndex(user), TAGS.user(user)] }]),
+        ...[...messages.values()].flatMap(({ resolved, message }) =>
+          resolved.view ? [] : [{ kind: 'episode' as const, ...messageFields(context.id, resolved.id, session, user, message) }]),
+        { kind: 'episode', ...revision },
+      ])
+      // Then erase what the new revision replaced: earlier revisions, dropped messages, leftovers.
       const keep = new Set(messageIds)
       for (const view of existing) {
         if (!keep.has(view.id) && (decodeRevision(view) !== undefined || isMessageRecord(view))) await this.forgetIfPresent(view.id, REPLACE_REASON)
@@ -267,7 +261,7 @@ export class CairnMemoryStore implements MemoryStore {
         const revision = newestRevision(await this.revisionsOf(context.id))
         // A context whose latest revision belongs to another user was moved concurrently.
         if (!revision || revision.userId !== user || context.label !== revision.sessionId) continue
-        if (skipped < 0) skipped++
+        if (skipped < offset) skipped++
         else if (out.push(summaryOf(revision)) === limit) return out
       }
       cursor = page.cursor

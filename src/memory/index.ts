@@ -1,3 +1,8 @@
 /** The public engine API: Memory, and the seed-004 memory-store interface on top of it. */
 export { Memory, type MemoryOptions, type RememberInput, type QueryInput, type FilterInput, type Tombstone, type HistoryItem, type MemoryChange } from './memory.js'
 export type { DerivedBlock } from './forget-plan.js'
+export { CairnMemoryStore, type CairnMemoryStoreOptions } from './cairn-memory-store.js'
+export {
+  DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_NAME_LENGTH,
+  type MemoryStore, type ConversationContext, type ConversationMessage, type ConversationSummary, type ListOptions, type JsonObject,
+} from './memory-store.js'

@@ -56,7 +56,7 @@ export interface ConversationSummary {
   readonly userId: string
   /** When the listed version was stored: RFC 3339 UTC with milliseconds. */
   readonly lastUpdated: string
-  /** The conversation's `summary` member, or the first line of its first message with text (at most 120 code points). */
+  /** The first line (at most 120 code points) of the conversation's `summary` member, or else of its first message with text. */
   readonly summary: string
   /** Messages in the stored version. */
   readonly messageCount: number

@@ -179,10 +179,11 @@ export class Memory {
         throw error
       }
     })
-    for (const entry of entries) {
-      const tombstone = (await this.state(entry.id))?.tombstone
-      if (tombstone) this.refuseTombstoned(tombstone.op, `records[${entries.indexOf(entry)}].id`)
-    }
+    const states = await this.engine.store.storage.getMany(entries.map((entry) => this.projection.keys.state(entry.id)))
+    states.forEach((bytes, index) => {
+      const tombstone = bytes ? decodeState(bytes, (entries[index] as { id: string }).id).tombstone : undefined
+      if (tombstone) this.refuseTombstoned(tombstone.op, `records[${index}].id`)
+    })
     if (entries.length > 0) await this.append(entries.map((entry) => ({ op: entry.op, data: entry.data })))
     return entries.map((entry) => entry.id)
   }
@@ -221,7 +222,8 @@ export class Memory {
   }
 
   private async tombstone(id: string, op: 'delete' | 'redact', options: { reason?: string } = {}): Promise<Tombstone> {
-    const view = await this.existing(id)
+    // A delete may follow a redaction (delete beats redact); nothing may follow a delete.
+    const view = op === 'delete' && (await this.status(id)) === 'redacted' ? (await this.reader.get(id)) as RecordView : await this.existing(id)
     const raw = assertOptions(options, ['reason'], 'options')
     const reason = raw.reason === undefined ? undefined : assertString(raw.reason, 'options.reason')
     const plan = op === 'delete' ? await planForget(this.engine.store.storage, this.projection.keys, view) : { derived: { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] }, records: [] }
@@ -275,6 +277,16 @@ export class Memory {
     const { changes } = edit(state?.texts[field] ?? baseTextDocument())
     if (changes.length === 0) return
     await this.append([{ op: MEMORY_OPS.text, data: { kind: view.kind, id: view.id, field, changes: encodeChanges(changes) } }])
+  }
+
+  /**
+   * Where a record stands here: `visible`, `redacted` (a skeleton remains), `deleted` (its id
+   * never returns), or `absent` (never seen, or only operations on it arrived so far).
+   */
+  async status(id: string): Promise<'absent' | 'visible' | 'redacted' | 'deleted'> {
+    const state = await this.state(assertNonEmptyString(id, 'id'))
+    if (state?.tombstone) return state.tombstone.op === 'delete' ? 'deleted' : 'redacted'
+    return (await this.reader.get(id)) ? 'visible' : 'absent'
   }
 
   /** A record by id, or as this replica showed it at a recorded time. */

@@ -19,7 +19,7 @@
  *            show), amp_messages (canonical JSON array of the message episode ids, in order),
  *            amp_conversation (canonical JSON of the conversation without `messages`)
  *   episode  one per agent state key: `ep_` + H("amp", "agent-state", agentId, key, generation)
- *            sourceType `note`; actors `agent:<agentId>`; tags `amp:agent-state`,
+ *            sourceType `note`; details `Agent state <key>`; actors `agent:<agentId>`; tags `amp:agent-state`,
  *            `agent:<agentId>`; metadata amp_agent, amp_key, amp_value (canonical JSON)
  *
  * Invariant: ids are functions of their inputs (plus a generation or attempt number that skips
@@ -47,6 +47,15 @@ export const TAGS = {
   revision: (contextId: string) => `amp:revision:${contextId}`,
   agentState: 'amp:agent-state',
   agent: (agentId: string) => `agent:${agentId}`,
+}
+
+/** The tag change that makes a record's user tags (`user:…`, `amp:user:…`) exactly `wanted`; undefined when they are. */
+export function userTagPatch(view: RecordView, wanted: readonly string[]): { add?: { tags: string[] }; remove?: { tags: string[] } } | undefined {
+  const tags = Array.isArray(view.tags) ? view.tags.filter((tag): tag is string => typeof tag === 'string') : []
+  const add = wanted.filter((tag) => !tags.includes(tag))
+  const remove = tags.filter((tag) => (tag.startsWith('user:') || tag.startsWith('amp:user:')) && !wanted.includes(tag))
+  if (add.length === 0 && remove.length === 0) return undefined
+  return { ...(add.length > 0 ? { add: { tags: add } } : {}), ...(remove.length > 0 ? { remove: { tags: remove } } : {}) }
 }
 
 /** H(parts): the first 24 hex of SHA-256 over the canonical JSON array of the parts. */
@@ -173,11 +182,10 @@ export interface Revision {
   readonly userId: string
   readonly storedAtMs: number
   readonly messageIds: string[]
+  /** Canonical JSON of the conversation without `messages`. */
   readonly rest: string
-  /** What listings show: the summary member, or the first message with text (first line, at most 120 code points). */
+  /** What listings show. */
   readonly summary: string
-  /** The conversation's own `summary` member, searchable on the revision; '' when absent. */
-  readonly summaryMember: string
 }
 
 /** The fields of a revision episode; refused when over the body budget. @throws LimitError TOO_LARGE */

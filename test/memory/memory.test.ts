@@ -183,6 +183,11 @@ describe('forget and redact', () => {
     expect((await refusal(m.update(id, { set: { summary: 'again' } }))).code).toBe('REDACTED')
     expect((await refusal(m.remember({ kind: 'episode', id, summary: 'again' }))).code).toBe('REDACTED')
     expect((await m.tombstones())[0]).toMatchObject({ op: 'redact', targetID: id, reason: 'privacy' })
+    expect(await m.status(id)).toBe('redacted')
+    await m.forget(id)
+    expect(await m.status(id)).toBe('deleted')
+    expect(await m.get(id)).toBeUndefined()
+    expect(await m.status('ep_never')).toBe('absent')
   })
 })
 
