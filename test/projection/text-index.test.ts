@@ -1,7 +1,7 @@
 /**
- * The persisted full-text index: ranking against a naive BM25 written here from the textbook
- * formula (never from src/projection/bm25.ts), update and removal, batched plans, reopening on
- * disk, filters, bounded query work, caps on huge records and bad input.
+ * The persisted full-text index: ranking against a naive BM25 written from the textbook formula
+ * (test/helpers/naive-bm25.ts, never from src/projection/bm25.ts), update and removal, batched
+ * plans, reopening on disk, filters, bounded query work, caps on huge records and bad input.
  */
 import fc from 'fast-check'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -12,8 +12,9 @@ import { isPlainObject } from '../../src/assert.js'
 import { InputError } from '../../src/errors.js'
 import { LevelLogStorage } from '../../src/log/level-storage.js'
 import type { LogStorage, StorageRange } from '../../src/log/storage.js'
-import { MAX_TOKENS_PER_DOCUMENT, TextIndex, tokenize } from '../../src/projection/text-index.js'
+import { MAX_TOKENS_PER_DOCUMENT, TextIndex } from '../../src/projection/text-index.js'
 import { badValues } from '../helpers/bad-inputs.js'
+import { NaiveBm25, naiveSearch, zipfCorpus as corpus } from '../helpers/naive-bm25.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 
 const PREFIX = 'space1:x:'
@@ -47,31 +48,6 @@ async function dump(storage: LogStorage, range: StorageRange = {}): Promise<[str
 }
 
 const ids = (hits: { id: string }[]) => hits.map((hit) => hit.id)
-
-/** BM25 from scratch over the final documents: k1 = 1.2, b = 0.75, Lucene's IDF, query terms in order. */
-function naiveSearch(documents: ReadonlyMap<string, string>, query: string, limit = 10, accept: (id: string) => boolean = () => true) {
-  const lists = [...documents].map(([id, text]) => [id, tokenize(text)] as const).filter(([, terms]) => terms.length > 0)
-  const count = lists.length
-  if (count === 0) return []
-  const average = lists.reduce((sum, [, terms]) => sum + terms.length, 0) / count
-  const queryTerms = [...new Set(tokenize(query))]
-  const frequency = (term: string) => lists.filter(([, terms]) => terms.includes(term)).length
-  const idf = new Map(queryTerms.map((term) => [term, Math.log(1 + (count - frequency(term) + 0.5) / (frequency(term) + 0.5))]))
-  const hits: { id: string; score: number }[] = []
-  for (const [id, terms] of lists) {
-    let score = 0
-    let isMatch = false
-    for (const term of queryTerms) {
-      const tf = terms.filter((t) => t === term).length
-      if (tf === 0) continue
-      isMatch = true
-      score += (idf.get(term) as number) * ((tf * (1.2 + 1)) / (tf + 1.2 * (1 - 0.75 + (0.75 * terms.length) / average)))
-    }
-    if (isMatch && accept(id)) hits.push({ id, score })
-  }
-  hits.sort((a, b) => (a.score !== b.score ? b.score - a.score : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-  return hits.slice(0, limit)
-}
 
 describe('TextIndex ranking', () => {
   it('returns only documents holding a query term, best first', async () => {
@@ -137,6 +113,14 @@ describe('TextIndex ranking', () => {
     expect(ids(await index.search('term', { limit: 1 }))).toEqual(['x'])
   })
 
+  it('bounds what is left of a length bucket by its smallest length, not by the last one read', async () => {
+    // Lengths 64…71 share a bucket, read in id order: p3 (71) comes before p4 (64), the best.
+    const filler = (count: number, tag: string) => Array.from({ length: count }, (_, i) => `${tag}${i}`).join(' ')
+    const { storage, index } = await memoryIndex()
+    await indexAll(storage, index, { p1: `term ${filler(65, 'a')}`, p2: `term ${filler(65, 'b')}`, p3: `term ${filler(70, 'c')}`, p4: `term ${filler(63, 'd')}` })
+    expect(ids(await index.search('term', { limit: 2 }))).toEqual(['p4', 'p1'])
+  })
+
   it('breaks an exact tie across two terms\' lists by id, even when the tie sits at the stopping bound', async () => {
     const { storage, index } = await memoryIndex()
     await indexAll(storage, index, { b: 'lime pebble', a: 'kiwi gravel' })
@@ -178,11 +162,15 @@ describe('TextIndex updates', () => {
     expect(await dump(storage)).toEqual([])
   })
 
-  it('plans nothing for an unchanged text and for a text with no terms', async () => {
+  it('plans nothing for an unchanged text, a reordered one or one with no terms, and stays equal to a rebuild', async () => {
     const { storage, index } = await memoryIndex()
     await indexAll(storage, index, { a: 'stable text' })
     expect(await index.planUpdate('a', 'stable text', 'Stable  TEXT!')).toEqual([])
+    expect(await index.planUpdate('a', 'stable text', 'text, stable')).toEqual([])
     expect(await index.planUpdate('b', undefined, 'the and of')).toEqual([])
+    const rebuilt = await memoryIndex()
+    await indexAll(rebuilt.storage, rebuilt.index, { a: 'text, stable' })
+    expect(await dump(storage)).toEqual(await dump(rebuilt.storage))
   })
 
   it('trusts its stored entry over a stale previous text', async () => {
@@ -271,18 +259,6 @@ describe('TextIndex properties', () => {
   })
 })
 
-/** Memory-like records: a Zipf-ish draw from a small vocabulary, 3 to 40 words each. */
-function corpus(seed: number, size: number): Map<string, string> {
-  const random = new SeededRandom(seed)
-  const vocabulary = Array.from({ length: 300 }, (_, i) => `word${i}`)
-  const documents = new Map<string, string>()
-  for (let i = 0; i < size; i++) {
-    const words = Array.from({ length: random.int(3, 40) }, () => vocabulary[Math.floor(vocabulary.length * random.next() ** 3)] as string)
-    documents.set(`doc-${i.toString().padStart(5, '0')}`, words.join(' '))
-  }
-  return documents
-}
-
 const QUERIES = ['word0', 'word1 word2', 'word0 word150', 'word299', 'word3 word40 word200 word7', 'word12 word12', 'nothing']
 
 describe('TextIndex on disk', () => {
@@ -348,6 +324,25 @@ describe('TextIndex search', () => {
     expect(asked.length).toBeLessThan(matching.length)
   })
 
+  it('agrees with naive BM25 on a Zipf corpus for many queries, limits and filters', async () => {
+    const { storage, index } = await memoryIndex()
+    const documents = corpus(5, 3000)
+    const entries = [...documents].map(([id, next]) => ({ id, next }))
+    for (let i = 0; i < entries.length; i += 500) await apply(storage, index, entries.slice(i, i + 500))
+    const naive = new NaiveBm25(documents)
+    const random = new SeededRandom(17)
+    for (let i = 0; i < 120; i++) {
+      // Mostly common words (where the search stops early), some rare ones.
+      const words = Array.from({ length: random.int(1, 4) }, () => `word${Math.floor(300 * random.next() ** 2)}`)
+      const query = words.join(' ')
+      const limit = random.pick([1, 3, 10, 25])
+      const modulus = random.int(2, 9)
+      const accept = (id: string) => Number(id.slice(4)) % modulus === 0
+      expect(await index.search(query, { limit }), query).toEqual(naive.search(query, limit))
+      expect(await index.search(query, { limit, filter: accept }), `${query} filtered`).toEqual(naive.search(query, limit, accept))
+    }
+  })
+
   it('reads a small part of a common term\'s postings for a top-10 query', async () => {
     const memory = await memoryIndex()
     const { storage, read } = countingStorage(memory.storage)
@@ -382,7 +377,7 @@ describe('TextIndex search', () => {
     expect(await dump(storage)).toEqual(before)
   })
 
-  it('refuses bad changes with InputError before reading or planning anything', async () => {
+  it('refuses bad changes and prefixes with InputError before reading or planning anything', async () => {
     const { storage, index } = await memoryIndex()
     await indexAll(storage, index, { a: 'alpha' })
     for (const { name, value } of badValues()) {
@@ -397,7 +392,10 @@ describe('TextIndex search', () => {
       else await expect(withText, name).rejects.toBeInstanceOf(InputError)
       if (typeof value !== 'string' || value === '') await expect(index.planUpdate(value as string, undefined, 'x'), name).rejects.toBeInstanceOf(InputError)
     }
-    expect(() => new TextIndex(storage, 5 as never)).toThrow(InputError)
+    for (const { name, value } of badValues()) {
+      if (typeof value === 'string') expect(() => new TextIndex(storage, value), name).not.toThrow()
+      else expect(() => new TextIndex(storage, value as never), name).toThrow(InputError)
+    }
     expect(ids(await index.search('alpha'))).toEqual(['a'])
   })
 })
