@@ -95,29 +95,41 @@ export interface OperationResult {
   readonly ignored: boolean
 }
 
-function setField(
-  state: { -readonly [K in keyof RecordState]: RecordState[K] },
-  field: string,
-  value: JsonValue | undefined,
-  context: OperationContext,
-): void {
+/** A record state being changed by one operation: each table is copied once, then mutated. */
+interface Draft {
+  registers: Record<string, Register>
+  sets: Record<string, AddWinsSet>
+  counters: Record<string, number>
+  maps: Record<string, Readonly<Record<string, Register>>>
+  texts: Record<string, Uint8Array>
+  ext: Record<string, Register>
+}
+
+function draftOf(state: RecordState): Draft {
+  return {
+    registers: { ...state.registers }, sets: { ...state.sets }, counters: { ...state.counters },
+    maps: { ...state.maps }, texts: { ...state.texts }, ext: { ...state.ext },
+  }
+}
+
+function setField(draft: Draft, field: string, value: JsonValue | undefined, context: OperationContext): void {
   const mergeClass = context.mergeClassOf(field)
   const { stamp } = context
   if (mergeClass === 'set') {
     const elements = Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
-    state.sets = { ...state.sets, [field]: addToSet(state.sets[field] ?? {}, elements, stamp) }
+    draft.sets[field] = addToSet(draft.sets[field] ?? {}, elements, stamp)
   } else if (mergeClass === 'counter') {
-    state.counters = { ...state.counters, [field]: (state.counters[field] ?? 0) + (typeof value === 'number' ? value : 0) }
+    draft.counters[field] = (draft.counters[field] ?? 0) + (typeof value === 'number' ? value : 0)
   } else if (mergeClass === 'map') {
-    const map = { ...(state.maps[field] ?? {}) }
+    const map = { ...(draft.maps[field] ?? {}) }
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       for (const [key, item] of Object.entries(value)) map[key] = writeRegister(map[key], item === null ? undefined : item, stamp)
     }
-    state.maps = { ...state.maps, [field]: map }
+    draft.maps[field] = map
   } else if (mergeClass === 'text') {
     // Text content arrives as Automerge changes (the `texts` part of a create, or text ops).
   } else {
-    state.registers = { ...state.registers, [field]: writeRegister(state.registers[field], value, stamp) }
+    draft.registers[field] = writeRegister(draft.registers[field], value, stamp)
   }
 }
 
@@ -130,39 +142,35 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
   switch (operation.type) {
     case 'create': {
       if (!state.created || compareStamps(stamp, state.created) < 0) state.created = stamp
-      for (const [field, value] of Object.entries(operation.fields)) setField(state, field, value, context)
+      const draft = draftOf(state)
+      for (const [field, value] of Object.entries(operation.fields)) setField(draft, field, value, context)
       for (const [field, changes] of Object.entries(operation.texts ?? {})) {
-        state.texts = { ...state.texts, [field]: applyTextChanges(state.texts[field] ?? baseTextDocument(), changes) }
+        draft.texts[field] = applyTextChanges(draft.texts[field] ?? baseTextDocument(), changes)
       }
-      const ext = { ...state.ext }
-      for (const [key, value] of Object.entries(operation.ext ?? {})) ext[key] = writeRegister(ext[key], value, stamp)
-      state.ext = ext
+      for (const [key, value] of Object.entries(operation.ext ?? {})) draft.ext[key] = writeRegister(draft.ext[key], value, stamp)
+      Object.assign(state, draft)
       break
     }
     case 'patch': {
-      for (const [field, value] of Object.entries(operation.set)) setField(state, field, value, context)
+      const draft = draftOf(state)
+      for (const [field, value] of Object.entries(operation.set)) setField(draft, field, value, context)
       for (const field of operation.unset) {
         const dot = field.indexOf('.')
         if (dot > 0 && context.mergeClassOf(field.slice(0, dot)) === 'map') {
           const name = field.slice(0, dot)
-          const map = { ...(state.maps[name] ?? {}) }
+          const map = { ...(draft.maps[name] ?? {}) }
           map[field.slice(dot + 1)] = writeRegister(map[field.slice(dot + 1)], undefined, stamp)
-          state.maps = { ...state.maps, [name]: map }
-        } else setField(state, field, undefined, context)
+          draft.maps[name] = map
+        } else setField(draft, field, undefined, context)
       }
-      for (const [field, elements] of Object.entries(operation.add)) {
-        state.sets = { ...state.sets, [field]: addToSet(state.sets[field] ?? {}, elements, stamp) }
-      }
+      for (const [field, elements] of Object.entries(operation.add)) draft.sets[field] = addToSet(draft.sets[field] ?? {}, elements, stamp)
       for (const [field, elements] of Object.entries(operation.remove)) {
-        state.sets = { ...state.sets, [field]: removeFromSet(state.sets[field] ?? {}, elements, context.vector) }
+        draft.sets[field] = removeFromSet(draft.sets[field] ?? {}, elements, context.vector)
       }
-      for (const [field, delta] of Object.entries(operation.increment)) {
-        state.counters = { ...state.counters, [field]: (state.counters[field] ?? 0) + delta }
-      }
-      const ext = { ...state.ext }
-      for (const [key, value] of Object.entries(operation.ext)) ext[key] = writeRegister(ext[key], value, stamp)
-      for (const key of operation.unsetExt) ext[key] = writeRegister(ext[key], undefined, stamp)
-      state.ext = ext
+      for (const [field, delta] of Object.entries(operation.increment)) draft.counters[field] = (draft.counters[field] ?? 0) + delta
+      for (const [key, value] of Object.entries(operation.ext)) draft.ext[key] = writeRegister(draft.ext[key], value, stamp)
+      for (const key of operation.unsetExt) draft.ext[key] = writeRegister(draft.ext[key], undefined, stamp)
+      Object.assign(state, draft)
       break
     }
     case 'text':

@@ -16,7 +16,7 @@ const EPISODES = ['ep_a', 'ep_b', 'ep_c', 'ep_d']
 const FACTS = ['fact_a', 'fact_b', 'fact_c']
 const TAGS = ['x', 'y', 'z']
 const WORDS = ['tea', 'coffee', 'oslo', 'rust', 'music', 'garden']
-const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN'])
+const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN', 'REDACTED'])
 
 type Step = { replica: number; action: number; pick: number; value: number }
 const steps = fc.array(
