@@ -200,6 +200,36 @@ export class Memory {
   }
 
   /**
+   * Applies many updates as one atomic batch of events under one signature (the bulk path).
+   * All are validated first; nothing is written if any is refused.
+   * @throws InputError naming the update index and field
+   */
+  async updateMany(updates: readonly { readonly id: string; readonly changes: PatchInput }[]): Promise<void> {
+    const list = assertArray(updates, 'updates')
+    const ids = list.map((update, index) => assertNonEmptyString(assertObject(update, `updates[${index}]`).id, `updates[${index}].id`))
+    const views = await Promise.all([...new Set(ids)].map(async (id) => [id, await this.reader.get(id)] as const))
+    const byId = new Map(views)
+    const states = await this.engine.store.storage.getMany([...byId.keys()].map((id) => this.projection.keys.state(id)))
+    ;[...byId.keys()].forEach((id, index) => {
+      const bytes = states[index]
+      const tombstone = bytes ? decodeState(bytes, id).tombstone : undefined
+      if (tombstone) this.refuseTombstoned(tombstone.op, `updates[${ids.indexOf(id)}].id`)
+      if (!byId.get(id)) throw new InputError('UNKNOWN_RECORD', 'no such record', { field: `updates[${ids.indexOf(id)}].id` })
+    })
+    const entries = list.map((update, index) => {
+      const view = byId.get(ids[index] as string) as RecordView
+      try {
+        const patch = validatePatch(view.kind, (update as { changes: PatchInput }).changes)
+        return { op: MEMORY_OPS.patch, data: { kind: view.kind, id: view.id, ...patch } as unknown as JsonValue }
+      } catch (error) {
+        if (error instanceof InputError) throw new InputError(error.code, `updates[${index}]: ${error.message}`, { ...error.where, path: `updates[${index}]` })
+        throw error
+      }
+    })
+    if (entries.length > 0) await this.append(entries)
+  }
+
+  /**
    * Replaces a fact or edge by a new one: the new record is created and the old one closed
    * (tValidTo = the new one's tValidFrom, supersededBy = its id), atomically. Concurrent
    * supersedes of one record are all kept and reported by `conflicts()`.

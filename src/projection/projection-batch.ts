@@ -13,10 +13,11 @@ import { applyRecordOperation, emptyRecordState, type RecordState, type Tombston
 import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
 import { kindSpec, type RecordKind } from './kinds.js'
-import { materialize, referencedIds, type RecordView } from './materialize.js'
+import { materialize, referencedIds, type Materialized, type RecordView } from './materialize.js'
+import type { RecordCache } from './record-cache.js'
 import { decodeMemoryOperation, type MemoryOperation } from './operations.js'
 import { decodeJson, decodeState, decodeView, encodeJson, encodeState, encodeView } from './projection-codec.js'
-import { indexKeysOf, searchableText } from './projection-indexes.js'
+import { encodeFacets, facetsOf, indexKeysOf, searchableText } from './projection-indexes.js'
 import { idFromKey, type ProjectionKeys } from './projection-keys.js'
 import type { TextChange, TextIndex } from './text-index.js'
 
@@ -50,9 +51,11 @@ export class ProjectionBatch {
   /** Records touched since the current recorded-time run began (changed or revisited). */
   private readonly runTouched = new Set<string>()
   private readonly runChanged = new Set<string>()
-  /** Each touched record's view bytes at the start of the batch and now. */
-  private readonly startViews = new Map<string, Uint8Array | undefined>()
-  private readonly views = new Map<string, Uint8Array | undefined>()
+  /** Each touched record's view (bytes and decoded) at the start of the batch and now. */
+  private readonly startViews = new Map<string, { bytes: Uint8Array | undefined; view: RecordView | undefined }>()
+  private readonly views = new Map<string, { bytes: Uint8Array | undefined; view: RecordView | undefined }>()
+  /** The last materialization of each sealed record (conflicts are read from it). */
+  private readonly materialized = new Map<string, Materialized>()
   /** Whether each sealed view is a redaction skeleton (indexed by kind only). */
   private readonly redacted = new Map<string, boolean>()
   private readonly writes: StorageWrite[] = []
@@ -66,6 +69,7 @@ export class ProjectionBatch {
     private readonly source: ProjectionSource,
     private readonly textIndex: TextIndex,
     run: { readonly recordedAt: number; readonly runStart: number },
+    private readonly cache: RecordCache,
   ) {
     this.recordedAt = run.recordedAt
     this.runStart = run.runStart
@@ -77,7 +81,20 @@ export class ProjectionBatch {
   }
 
   private async load(ids: Iterable<string>): Promise<void> {
-    const missing = [...new Set(ids)].filter((id) => !this.loaded.has(id))
+    const missing: string[] = []
+    for (const id of new Set(ids)) {
+      if (this.loaded.has(id)) continue
+      const cached = this.cache.get(id)
+      if (cached) {
+        this.loaded.set(id, cached.state)
+        this.original.set(id, cached.state)
+        if (!this.views.has(id)) {
+          const view = { bytes: cached.viewBytes, view: cached.view }
+          this.views.set(id, view)
+          this.startViews.set(id, view)
+        }
+      } else missing.push(id)
+    }
     if (missing.length === 0) return
     const values = await this.storage.getMany(missing.map((id) => this.keys.state(id)))
     missing.forEach((id, i) => {
@@ -200,18 +217,21 @@ export class ProjectionBatch {
     const unseen = touched.filter((id) => !this.views.has(id))
     const stored = await this.storage.getMany(unseen.map((id) => this.keys.view(id)))
     unseen.forEach((id, i) => {
-      this.views.set(id, stored[i])
-      this.startViews.set(id, stored[i])
+      const bytes = stored[i]
+      const view = { bytes, view: bytes ? decodeView(bytes) : undefined }
+      this.views.set(id, view)
+      this.startViews.set(id, view)
     })
     for (const id of touched) {
       const state = this.loaded.get(id)
       if (!state) continue
       const now = materialize(state, (other) => isDeleted(this.loaded.get(other)))
+      this.materialized.set(id, now)
       const bytes = now.view ? encodeView(now.view) : undefined
-      const previous = this.views.get(id)
+      const previous = this.views.get(id)?.view
       const wasRedacted = this.redacted.get(id) ?? this.original.get(id)?.tombstone?.op === 'redact'
-      this.diffIndexes(previous ? decodeView(previous) : undefined, wasRedacted, now.view, now.status === 'redacted')
-      this.views.set(id, bytes)
+      this.diffIndexes(previous, wasRedacted, now.view, now.status === 'redacted')
+      this.views.set(id, { bytes, view: now.view })
       this.redacted.set(id, now.status === 'redacted')
       if (now.status !== 'deleted') this.writes.push({ type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
     }
@@ -222,19 +242,22 @@ export class ProjectionBatch {
     if (this.runTouched.size > 0) await this.seal()
     const textChanges: TextChange[] = []
     const changes: RecordChange[] = []
-    for (const [id, bytes] of this.views) {
+    for (const [id, current] of this.views) {
       const state = this.loaded.get(id)
-      if (!state) continue
+      const sealed = this.materialized.get(id)
+      if (!state || !sealed) continue
+      const bytes = current.bytes
       const before = this.original.get(id)
       if (this.changed.has(id)) this.writes.push({ type: 'put', key: this.keys.state(id), value: encodeState(state) })
       this.diffReferences(id, before, state)
-      this.writeConflict(id, state, before)
-      const start = this.startViews.get(id)
+      this.writeConflict(id, sealed, before)
+      const startView = this.startViews.get(id)
+      const start = startView?.bytes
       const same = start !== undefined && bytes !== undefined && Buffer.compare(Buffer.from(start), Buffer.from(bytes)) === 0
       const wasRedacted = before?.tombstone?.op === 'redact'
       const redacted = state.tombstone?.op === 'redact'
-      const previousText = searchableText(start ? decodeView(start) : undefined, wasRedacted)
-      const nextText = searchableText(bytes ? decodeView(bytes) : undefined, redacted)
+      const previousText = searchableText(startView?.view, wasRedacted)
+      const nextText = searchableText(current.view, redacted)
       if (previousText !== nextText) textChanges.push({ id, ...(previousText !== undefined ? { previous: previousText } : {}), ...(nextText !== undefined ? { next: nextText } : {}) })
       if (bytes && !same) this.writes.push({ type: 'put', key: this.keys.view(id), value: bytes })
       else if (!bytes && start) this.writes.push({ type: 'del', key: this.keys.view(id) })
@@ -242,7 +265,12 @@ export class ProjectionBatch {
         this.writes.push({ type: 'put', key: this.keys.tombstone(id), value: encodeJson(state.tombstone.record) })
       }
       const deletedNow = isDeleted(state) && !isDeleted(before)
-      if (deletedNow) await this.purgeDeleted(id)
+      if (deletedNow) await this.purgeContent(id)
+      else if (redacted && !wasRedacted) {
+        // Redaction purges content like a deletion; the skeleton is the only version left.
+        await this.purgeContent(id)
+        if (bytes) this.writes.push({ type: 'put', key: this.keys.version(id, this.runStart), value: bytes })
+      }
       const action: ChangeAction | undefined = deletedNow ? (start ? 'deleted' : undefined)
         : same ? undefined
         : redacted ? (wasRedacted ? undefined : 'redacted')
@@ -254,6 +282,14 @@ export class ProjectionBatch {
     return { writes: this.writes, erase, changes }
   }
 
+  /** After the writes are stored: what the cache may now hold for the records this batch sealed. */
+  cacheStoredRecords(): void {
+    for (const [id, current] of this.views) {
+      if (!this.materialized.has(id)) continue
+      this.cache.set(id, { state: this.loaded.get(id), viewBytes: current.bytes, view: current.view })
+    }
+  }
+
   private diffReferences(id: string, before: RecordState | undefined, after: RecordState): void {
     const previous = new Set(before ? referencedIds(before) : [])
     const next = new Set(referencedIds(after))
@@ -261,15 +297,18 @@ export class ProjectionBatch {
     for (const target of next) if (!previous.has(target)) this.writes.push({ type: 'put', key: this.keys.reference(target, id), value: EMPTY_VIEW })
   }
 
+  /** Index entries follow the view: keys it no longer has go, and every entry carries its facets. */
   private diffIndexes(oldView: RecordView | undefined, wasRedacted: boolean, newView: RecordView | undefined, redacted: boolean): void {
     const previous = new Set(indexKeysOf(oldView, wasRedacted, this.keys))
     const next = new Set(indexKeysOf(newView, redacted, this.keys))
     for (const key of previous) if (!next.has(key)) this.writes.push({ type: 'del', key })
-    for (const key of next) if (!previous.has(key)) this.writes.push({ type: 'put', key, value: EMPTY_VIEW })
+    if (!newView) return
+    const facets = encodeFacets(facetsOf(newView, redacted))
+    const unchanged = oldView !== undefined && Buffer.compare(Buffer.from(encodeFacets(facetsOf(oldView, wasRedacted))), Buffer.from(facets)) === 0
+    for (const key of next) if (!unchanged || !previous.has(key)) this.writes.push({ type: 'put', key, value: facets })
   }
 
-  private writeConflict(id: string, state: RecordState, before: RecordState | undefined): void {
-    const now = materialize(state, (other) => isDeleted(this.loaded.get(other)))
+  private writeConflict(id: string, now: Materialized, before: RecordState | undefined): void {
     if (now.conflict) {
       const { winner, candidates, reason } = now.conflict
       this.writes.push({
@@ -283,10 +322,11 @@ export class ProjectionBatch {
   }
 
   /**
-   * A deleted record: no versions to read as-of, every body that carried its content erased, and
-   * its history reduced to the tombstone events (what a replica that never saw the content has).
+   * A deleted or redacted record: no versions to read as-of, every body that carried its content
+   * erased, and its history reduced to the tombstone events (what a replica that never saw the
+   * content has).
    */
-  private async purgeDeleted(id: string): Promise<void> {
+  private async purgeContent(id: string): Promise<void> {
     const versions = this.keys.versionPrefix(id)
     for (let i = this.writes.length - 1; i >= 0; i--) if ((this.writes[i] as StorageWrite).key.startsWith(versions)) this.writes.splice(i, 1)
     for await (const key of this.storage.keys({ gte: versions, lt: this.keys.end(versions) })) this.writes.push({ type: 'del', key })

@@ -3,6 +3,7 @@
  * an update is the difference between the entries of the old view and of the new one, and a
  * rebuild produces exactly the same keys.
  */
+import { Packr } from 'msgpackr'
 import type { JsonValue } from '../log/index.js'
 import { kindSpec, type RecordKind } from './kinds.js'
 import type { RecordView } from './materialize.js'
@@ -51,4 +52,50 @@ export function indexKeysOf(view: RecordView | undefined, redacted: boolean, key
   const validTime = kindSpec(view.kind).validTime
   if (validTime && typeof view[validTime.from] === 'string') out.push(keys.validFrom(view[validTime.from] as string, id))
   return out
+}
+
+/**
+ * What queries filter on, kept as the value of every index entry of a record, so a query can
+ * filter while walking an index and read full views only for the page it returns.
+ */
+export interface RecordFacets {
+  readonly kind: RecordKind
+  readonly contextID?: string
+  readonly tags: readonly string[]
+  readonly entities: readonly string[]
+  readonly confidence?: number
+  readonly validFrom?: string
+  readonly validTo?: string
+}
+
+export function facetsOf(view: RecordView, redacted: boolean): RecordFacets {
+  if (redacted) return { kind: view.kind, tags: [], entities: [] }
+  const validTime = kindSpec(view.kind).validTime
+  return {
+    kind: view.kind,
+    ...(typeof view.contextID === 'string' ? { contextID: view.contextID } : {}),
+    tags: tagsOf(view),
+    entities: entitiesOf(view),
+    ...(typeof view.confidence === 'number' ? { confidence: view.confidence } : {}),
+    ...(validTime && typeof view[validTime.from] === 'string' ? { validFrom: view[validTime.from] as string } : {}),
+    ...(validTime && typeof view[validTime.to] === 'string' ? { validTo: view[validTime.to] as string } : {}),
+  }
+}
+
+const facetsPackr = new Packr({ useRecords: false, variableMapSize: true })
+
+// A fixed array layout: the same facets always encode to the same bytes (rebuild equality).
+export function encodeFacets(facets: RecordFacets): Uint8Array {
+  return facetsPackr.pack([facets.kind, facets.contextID ?? null, facets.tags, facets.entities, facets.confidence ?? null, facets.validFrom ?? null, facets.validTo ?? null])
+}
+
+export function decodeFacets(bytes: Uint8Array): RecordFacets {
+  const [kind, contextID, tags, entities, confidence, validFrom, validTo] = facetsPackr.unpack(bytes) as [RecordKind, string | null, string[], string[], number | null, string | null, string | null]
+  return {
+    kind, tags, entities,
+    ...(contextID !== null ? { contextID } : {}),
+    ...(confidence !== null ? { confidence } : {}),
+    ...(validFrom !== null ? { validFrom } : {}),
+    ...(validTo !== null ? { validTo } : {}),
+  }
 }

@@ -37,6 +37,7 @@ export function projectionKeys(space: string) {
     viewPrefix: `${root}v:`,
     kind: (kind: string, id: string) => `${root}k:${part(kind)}:${part(id)}`,
     kindPrefix: (kind: string) => `${root}k:${part(kind)}:`,
+    allKindsPrefix: `${root}k:`,
     context: (context: string, id: string) => `${root}c:${part(context)}:${part(id)}`,
     contextPrefix: (context: string) => `${root}c:${part(context)}:`,
     tag: (tag: string, id: string) => `${root}t:${part(tag)}:${part(id)}`,

@@ -11,7 +11,7 @@ import { seqKey } from '../log/store-keys.js'
 import type { RecordKind } from './kinds.js'
 import type { RecordView } from './materialize.js'
 import { decodeJson, decodeView } from './projection-codec.js'
-import { entitiesOf, tagsOf } from './projection-indexes.js'
+import { decodeFacets, facetsOf, type RecordFacets } from './projection-indexes.js'
 import { idFromKey, type ProjectionKeys } from './projection-keys.js'
 import type { TextIndex } from './text-index.js'
 
@@ -51,28 +51,31 @@ export interface ConflictEntry {
 
 const PAGE = 256
 
-export function matchesFilter(view: RecordView, filter: RecordFilter): boolean {
+/** Whether a record with these facets passes the filter. */
+export function matchesFacets(facets: RecordFacets, filter: RecordFilter): boolean {
   if (filter.kind !== undefined) {
     const kinds = typeof filter.kind === 'string' ? [filter.kind] : filter.kind
-    if (!kinds.includes(view.kind)) return false
+    if (!kinds.includes(facets.kind)) return false
   }
-  if (filter.context !== undefined && view.contextID !== filter.context) return false
+  if (filter.context !== undefined && facets.contextID !== filter.context) return false
   if (filter.tags) {
-    const tags = new Set(tagsOf(view))
+    const tags = new Set(facets.tags)
     if (filter.tags.all && !filter.tags.all.every((tag) => tags.has(tag))) return false
     if (filter.tags.any && filter.tags.any.length > 0 && !filter.tags.any.some((tag) => tags.has(tag))) return false
     if (filter.tags.none && filter.tags.none.some((tag) => tags.has(tag))) return false
   }
-  if (filter.entity !== undefined && !entitiesOf(view).includes(filter.entity)) return false
-  if (filter.minConfidence !== undefined && !(typeof view.confidence === 'number' && view.confidence >= filter.minConfidence)) return false
+  if (filter.entity !== undefined && !facets.entities.includes(filter.entity)) return false
+  if (filter.minConfidence !== undefined && !(facets.confidence !== undefined && facets.confidence >= filter.minConfidence)) return false
   if (filter.validAt !== undefined) {
-    const from = typeof view.tValidFrom === 'string' ? Date.parse(view.tValidFrom) : undefined
-    const to = typeof view.tValidTo === 'string' ? Date.parse(view.tValidTo) : undefined
     const at = Date.parse(filter.validAt)
-    if (from !== undefined && from > at) return false
-    if (to !== undefined && to <= at) return false
+    if (facets.validFrom !== undefined && Date.parse(facets.validFrom) > at) return false
+    if (facets.validTo !== undefined && Date.parse(facets.validTo) <= at) return false
   }
   return true
+}
+
+export function matchesFilter(view: RecordView, filter: RecordFilter, redacted = false): boolean {
+  return matchesFacets(facetsOf(view, redacted), filter)
 }
 
 export class ProjectionReader {
@@ -122,7 +125,8 @@ export class ProjectionReader {
     if (filter.tags?.all?.[0] !== undefined) return this.keys.tagPrefix(filter.tags.all[0])
     if (filter.tags?.any?.length === 1) return this.keys.tagPrefix(filter.tags.any[0] as string)
     if (typeof filter.kind === 'string') return this.keys.kindPrefix(filter.kind)
-    return this.keys.viewPrefix
+    // The kind index over all kinds lists every record, each entry with its facets.
+    return this.keys.allKindsPrefix
   }
 
   /**
@@ -157,32 +161,56 @@ export class ProjectionReader {
     }
     const range = after !== undefined ? { gt: after, lt: this.keys.end(prefix) } : { gte: prefix, lt: this.keys.end(prefix) }
     let full = false
-    for await (const key of this.storage.keys(range)) {
-      pending.push(key)
-      if (pending.length >= PAGE && (full = await flush())) break
+    if (!asOf && prefix !== this.keys.viewPrefix) {
+      // Index entries carry facets: filter while walking, read views only for what is returned.
+      const chosen: string[] = []
+      for await (const [key, value] of this.storage.entries(range)) {
+        if (value.length === 0 || !matchesFacets(decodeFacets(value), filter)) continue
+        chosen.push(key)
+        if (chosen.length === page.limit) {
+          full = true
+          lastKey = key
+          break
+        }
+      }
+      const views = await this.storage.getMany(chosen.map((key) => this.keys.view(idFromKey(key))))
+      for (const bytes of views) if (bytes) records.push(decodeView(bytes))
+    } else {
+      for await (const key of this.storage.keys(range)) {
+        pending.push(key)
+        if (pending.length >= PAGE && (full = await flush())) break
+      }
+      if (!full && pending.length > 0) full = await flush()
     }
-    if (!full && pending.length > 0) full = await flush()
     const cursor = full && lastKey !== undefined ? Buffer.from(lastKey.slice(prefix.length), 'utf8').toString('base64url') : undefined
     return { records, ...(cursor !== undefined ? { cursor } : {}) }
   }
 
   async search(text: string, filter: RecordFilter, limit: number): Promise<{ record: RecordView; score: number }[]> {
     const views = new Map<string, RecordView>()
+    // Only a real filter costs a view read per candidate; without one, only the hits are read.
+    const filtered = Object.keys(filter).length > 0
     const hits = await this.textIndex.search(text, {
       limit,
-      filter: async (id) => {
-        const view = await this.get(id)
-        if (!view || !matchesFilter(view, filter)) return false
-        views.set(id, view)
-        return true
-      },
+      ...(filtered ? {
+        filter: async (id: string) => {
+          const view = await this.get(id)
+          if (!view || !matchesFilter(view, filter)) return false
+          views.set(id, view)
+          return true
+        },
+      } : {}),
     })
-    const out: { record: RecordView; score: number }[] = []
-    for (const hit of hits) {
-      const record = views.get(hit.id) ?? (await this.get(hit.id))
-      if (record) out.push({ record, score: hit.score })
-    }
-    return out
+    const missing = hits.filter((hit) => !views.has(hit.id))
+    const read = await this.storage.getMany(missing.map((hit) => this.keys.view(hit.id)))
+    missing.forEach((hit, i) => {
+      const bytes = read[i]
+      if (bytes) views.set(hit.id, decodeView(bytes))
+    })
+    return hits.flatMap((hit) => {
+      const record = views.get(hit.id)
+      return record ? [{ record, score: hit.score }] : []
+    })
   }
 
   async history(id: string): Promise<HistoryEntry[]> {

@@ -13,6 +13,7 @@ import { Mutex } from '../log/mutex.js'
 import { ProjectionBatch, type RecordChange } from './projection-batch.js'
 import { decodeMeta, encodeMeta, type ProjectionMeta } from './projection-codec.js'
 import { projectionKeys, type ProjectionKeys } from './projection-keys.js'
+import { RecordCache } from './record-cache.js'
 import { TextIndex } from './text-index.js'
 
 /** Events applied per projection write when catching up. */
@@ -28,6 +29,7 @@ export class Projection {
   readonly textIndex: TextIndex
   private readonly listeners = new Listeners<ProjectionEvents>()
   private readonly mutex = new Mutex()
+  private readonly cache = new RecordCache()
   private meta: ProjectionMeta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
 
   private constructor(readonly storage: LogStorage, readonly log: SpaceLog) {
@@ -96,19 +98,24 @@ export class Projection {
         }
       }
       await this.storage.write(deletes)
+      this.cache.clear()
       this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
     }).then(() => this.catchUp().then(() => undefined))
   }
 
   private async applyChunk(events: readonly LogEvent[]): Promise<RecordChange[]> {
-    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta)
+    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache)
     await batch.applyEvents(events)
     const { writes, erase, changes } = await batch.finish(this.meta)
     const cursor = (events[events.length - 1] as LogEvent).local
     const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
     await this.storage.write(writes)
+    batch.cacheStoredRecords()
     this.meta = meta
+    // Let the store's background flush run between chunks; a long chain of promise continuations
+    // would otherwise keep every pending write in memory until the whole catch-up ends.
+    await new Promise<void>((resolve) => setImmediate(resolve))
     if (erase.length > 0) await this.finishErasure()
     if (changes.length > 0) this.listeners.emit('records-changed', { changes, cursor })
     return changes

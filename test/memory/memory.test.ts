@@ -172,9 +172,17 @@ describe('forget and redact', () => {
   })
 
   it('redacts content but keeps a skeleton and the tombstone', async () => {
-    const m = await memory()
+    const clock = new ManualClock(Date.UTC(2026, 4, 1, 12))
+    const m = await memory(clock)
     const id = await m.remember({ kind: 'episode', summary: 'secret salary', details: 'exact figures', tags: ['hr'], metadata: { k: 'v' } })
+    const created = clock.nowMs()
+    const createEvent = (await m.history(id))[0]?.event as string
+    clock.advance(10_000)
     const tombstone = await m.redact(id, { reason: 'privacy' })
+    // The content is unreachable by every route: the body is erased, and no earlier version remains.
+    expect((await m.log.get(createEvent))?.bodyState).toBe('erased')
+    expect(JSON.stringify((await m.get(id, { asOf: created })) ?? null)).not.toContain('salary')
+    expect(JSON.stringify((await m.query({ asOf: created })).records)).not.toContain('salary')
     expect(tombstone.op).toBe('redact')
     const skeleton = await m.get(id)
     expect(skeleton).toMatchObject({ id, kind: 'episode', summary: '', details: '', metadata: {}, eventTime: expect.any(String) })
