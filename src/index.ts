@@ -13,3 +13,5 @@ export {
   type TagFilter, type RecordChange, type ChangeAction, type ConflictEntry, type PatchInput,
 } from './projection/index.js'
 export { CLAIM_CLASSES, type ClaimClass } from './crdt/index.js'
+export * from './sync/index.js'
+export * from './auth/index.js'

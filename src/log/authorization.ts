@@ -25,19 +25,25 @@ export const RIGHTS: readonly Right[] = ['write', 'admin']
 export const GENESIS_OP = 'space.genesis'
 export const GRANT_OP = 'space.grant'
 export const REVOKE_OP = 'space.revoke'
+/** Withdraws a capability token (by its id) everywhere the space reaches. */
+export const REVOKE_TOKEN_OP = 'space.revoke-token'
 const CONTROL_PREFIX = 'space.'
 
 export type ControlAction =
   | { readonly op: typeof GENESIS_OP; readonly name?: string }
   | { readonly op: typeof GRANT_OP; readonly target: AuthorKey; readonly rights: readonly Right[] }
   | { readonly op: typeof REVOKE_OP; readonly target: AuthorKey }
+  | { readonly op: typeof REVOKE_TOKEN_OP; readonly target: AuthorKey }
 
-/** A grant or revoke that has been applied, with the causal vector of its event. */
+/**
+ * A grant, revoke or token revocation that has been applied, with the causal vector of its
+ * event. For a token revocation, `target` is the token id (32 bytes hex, like a key).
+ */
 export interface ControlEntry {
   readonly id: EventId
   readonly author: AuthorKey
   readonly seq: number
-  readonly op: typeof GRANT_OP | typeof REVOKE_OP
+  readonly op: typeof GRANT_OP | typeof REVOKE_OP | typeof REVOKE_TOKEN_OP
   readonly target: AuthorKey
   readonly rights: readonly Right[]
   readonly vector: VersionVector
@@ -65,6 +71,9 @@ export function parseControlBody(body: EventBody, eventId: EventId): ControlActi
     if (body.op === REVOKE_OP) {
       return { op: REVOKE_OP, target: assertAuthorKey(data.author, 'body.data.author') }
     }
+    if (body.op === REVOKE_TOKEN_OP) {
+      return { op: REVOKE_TOKEN_OP, target: assertAuthorKey(data.token, 'body.data.token') }
+    }
     throw new InputError('BAD_OP', `"${body.op}" is not a control operation`, { field: 'body.op' })
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error)
@@ -85,6 +94,11 @@ export class SpaceAuthority {
     else this.byTarget.set(entry.target, [entry])
   }
 
+  /** True once a `space.revoke-token` for this token id has been applied. */
+  isTokenRevoked(tokenId: string): boolean {
+    return (this.byTarget.get(tokenId) ?? []).some((entry) => entry.op === REVOKE_TOKEN_OP)
+  }
+
   /** Every applied grant and revoke. */
   entries(): ControlEntry[] {
     return [...this.byTarget.values()].flat()
@@ -103,6 +117,7 @@ export class SpaceAuthority {
     const seen = list.filter((entry) => vectorIncludes(vector, entry.author, entry.seq))
     for (const grant of seen) {
       if (grant.op !== GRANT_OP) continue
+      // (token revocations are keyed by token id, never by an author, so they never appear here)
       const replaced = seen.some((other) => {
         if (other === grant) return false
         if (other.op === REVOKE_OP) return !vectorIncludes(grant.vector, other.author, other.seq)
@@ -141,7 +156,7 @@ export class SpaceAuthority {
     if (!this.rightsAt(header.author, vector).has('admin')) {
       throw new AuthError('NOT_AUTHORIZED', 'author holds no admin right in the event\'s causal past', where)
     }
-    if (action.target === this.owner) {
+    if (action.op !== REVOKE_TOKEN_OP && action.target === this.owner) {
       throw new AuthError('BAD_CONTROL', 'the owner\'s rights cannot be granted or revoked', where)
     }
     return {

@@ -22,3 +22,29 @@ export function domainTag(tag: string): Uint8Array {
 export function eventSignable(id: EventId): Uint8Array {
   return concatBytes(eventDomainBytes, hexToBytes(id))
 }
+
+export const TOKEN_SIGNATURE_DOMAIN = 'cairn/token/v1'
+export const HANDSHAKE_SIGNATURE_DOMAIN = 'cairn/handshake/v1'
+
+/** A capability token signature covers the token's canonical JSON payload bytes. */
+export function tokenSignable(payload: Uint8Array): Uint8Array {
+  return concatBytes(domainTag(TOKEN_SIGNATURE_DOMAIN), payload)
+}
+
+/**
+ * A handshake proof: the prover signs the other side's fresh nonce together with who is talking
+ * to whom about what, so a proof can be replayed neither in another session nor by another peer.
+ *
+ *   "cairn/handshake/v1" 0x00 || role (1 byte: 'c' client, 'r' relay) || nonce (32) ||
+ *   space id (32) || prover key (32) || verifier key (32)
+ */
+export function handshakeSignable(role: 'client' | 'relay', nonce: Uint8Array, space: string, prover: string, verifier: string): Uint8Array {
+  return concatBytes(
+    domainTag(HANDSHAKE_SIGNATURE_DOMAIN),
+    utf8Encode(role === 'client' ? 'c' : 'r'),
+    nonce,
+    hexToBytes(space),
+    hexToBytes(prover),
+    hexToBytes(verifier),
+  )
+}

@@ -8,7 +8,7 @@
 import { assertArray, assertBoolean, assertInteger, assertKnownKeys, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
 import { AuthError, CairnError, InputError, LimitError } from '../errors.js'
 import { ApplyBatch, NO_DEPS, type StagedEvent } from './apply-batch.js'
-import { GRANT_OP, REVOKE_OP, RIGHTS, type Right } from './authorization.js'
+import { GRANT_OP, REVOKE_OP, REVOKE_TOKEN_OP, RIGHTS, type Right } from './authorization.js'
 import { authenticateChains, type Equivocation } from './chain-authentication.js'
 import type { JsonValue } from './canonical-json.js'
 import type { Clock } from './clock.js'
@@ -33,6 +33,12 @@ import {
   type EquivocationRecord, type EventRecord,
 } from './store-records.js'
 import { assertVersionVector, sortVector, type VersionVector } from './version-vector.js'
+
+/**
+ * An append batch is signed at least every this many events, so a signed segment never exceeds
+ * it and sync can always cut frames at signatures (docs/protocol.md).
+ */
+export const MAX_SEGMENT_EVENTS = 1000
 
 /** More held events than this in one space is refused: a peer cannot fill the disk with orphans. */
 export const MAX_HELD_EVENTS = 250_000
@@ -146,6 +152,19 @@ export class SpaceLog {
     return event as LogEvent
   }
 
+  /** Revokes a capability token by id (hex), for every replica and relay the event reaches. Needs admin. */
+  async revokeToken(identity: Identity, tokenId: string): Promise<LogEvent> {
+    const issuer = assertIdentity(identity)
+    const target = assertAuthorKey(tokenId, 'tokenId')
+    const [event] = await this.appendChecked(issuer, [{ op: REVOKE_TOKEN_OP, data: { token: target }, kind: 'control' }], true)
+    return event as LogEvent
+  }
+
+  /** Whether a token id has been revoked in what this store holds. */
+  isTokenRevoked(tokenId: string): boolean {
+    return this.state.authority?.isTokenRevoked(tokenId) ?? false
+  }
+
   private appendChecked(
     identity: Identity,
     entries: readonly (AppendEntry & { kind: EventKind })[],
@@ -181,7 +200,7 @@ export class SpaceLog {
       }
       for (let i = 0; i < staged.length; i++) {
         const item = staged[i] as StagedEvent
-        if (signEach || i === staged.length - 1) item.signature = identity.sign(eventSignable(item.event.id))
+        if (signEach || i === staged.length - 1 || (i + 1) % MAX_SEGMENT_EVENTS === 0) item.signature = identity.sign(eventSignable(item.event.id))
       }
       await this.storage.write(batch.writes())
       batch.commit()
@@ -312,6 +331,13 @@ export class SpaceLog {
     const eventId = assertEventId(id, 'id')
     const record = await this.state.readRecord(eventId)
     return record ? toLogEvent(eventId, record) : undefined
+  }
+
+  /** One event as shipped (its exact bytes), or undefined when not applied here. */
+  async envelope(id: string): Promise<EventEnvelope | undefined> {
+    const eventId = assertEventId(id, 'id')
+    const record = await this.state.readRecord(eventId)
+    return record ? toEnvelope(eventId, record, true, true) : undefined
   }
 
   async getBySeq(author: string, seq: number): Promise<LogEvent | undefined> {

@@ -149,7 +149,7 @@ export function encodeControl(entry: ControlEntry): Uint8Array {
 export function decodeControl(bytes: Uint8Array, key: string): ControlEntry {
   const raw = unpackObject(bytes, 'control', key)
   if (typeof raw.id !== 'string' || typeof raw.author !== 'string' || typeof raw.seq !== 'number' ||
-      (raw.op !== 'space.grant' && raw.op !== 'space.revoke') || typeof raw.target !== 'string' ||
+      (raw.op !== 'space.grant' && raw.op !== 'space.revoke' && raw.op !== 'space.revoke-token') || typeof raw.target !== 'string' ||
       !Array.isArray(raw.rights) || typeof raw.vector !== 'object' || raw.vector === null) {
     corrupt('control', key)
   }

@@ -30,6 +30,8 @@ export interface Engine {
   readonly store: LogStore
   readonly log: SpaceLog
   readonly identity: Identity
+  /** The store serves other spaces too and outlives this memory. */
+  readonly sharedStore?: boolean
 }
 
 export async function openEngine(options: MemoryOptions): Promise<Engine> {

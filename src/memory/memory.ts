@@ -13,7 +13,8 @@
 import { assertArray, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
 import { canonicalJson, type JsonValue, type EventEnvelope, type IngestResult, type Right, type SpaceLog, type VersionVector } from '../log/index.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
-import { InputError } from '../errors.js'
+import { AuthError, InputError } from '../errors.js'
+import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
 import {
   decodeState, formatTimestamp, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, validateCreate, validatePatch, isRecordKind,
   Projection, ProjectionReader,
@@ -21,6 +22,8 @@ import {
 } from '../projection/index.js'
 import { planForget, type DerivedBlock } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
+import type { CryptoProvider, Identity, LogStore } from '../log/index.js'
+import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
 import { parseFilter, parseAsOf, MAX_QUERY_LIMIT, DEFAULT_QUERY_LIMIT } from './memory-inputs.js'
 
 export type { MemoryOptions } from './memory-engine.js'
@@ -75,13 +78,32 @@ export class Memory {
   static async open(options: MemoryOptions = {}): Promise<Memory> {
     const engine = await openEngine(options)
     try {
-      const projection = await Projection.open(engine.store.storage, engine.log)
-      const reader = new ProjectionReader(engine.store.storage, projection.keys, projection.textIndex, () => projection.cursor)
-      return new Memory(engine, projection, reader)
+      return await Memory.onEngine(engine)
     } catch (error) {
       await engine.store.close()
       throw error
     }
+  }
+
+  /**
+   * A Memory over one space of a store shared with other spaces (a relay hosts many). Closing it
+   * leaves the store open.
+   */
+  static async attach(store: LogStore, space: string, identity: Identity): Promise<Memory> {
+    return Memory.onEngine({ store, log: await store.openSpace(space), identity, sharedStore: true })
+  }
+
+  private static async onEngine(engine: Engine): Promise<Memory> {
+    const projection = await Projection.open(engine.store.storage, engine.log)
+    const reader = new ProjectionReader(engine.store.storage, projection.keys, projection.textIndex, () => projection.cursor)
+    return new Memory(engine, projection, reader)
+  }
+
+  /** A projection catch-up that reads must wait for (events stored by sync, not yet projected). */
+  private pending: Promise<unknown> | undefined
+
+  private async settled(): Promise<void> {
+    while (this.pending) await this.pending
   }
 
   /** The space id. */
@@ -99,11 +121,32 @@ export class Memory {
     return this.engine.log
   }
 
+  /** This replica's key (it signs every event this replica writes, and sync handshakes). */
+  get identity(): Identity {
+    return this.engine.identity
+  }
+
+  get crypto(): CryptoProvider {
+    return this.engine.store.crypto
+  }
+
+  /**
+   * Syncs with a relay: catches up both ways, then keeps pushing and receiving new events
+   * (unless `live: false`), reconnecting with backoff. Returns the running session; await
+   * `session.synced()` to wait until both sides are caught up.
+   */
+  async sync(url: string, options: SyncOptions = {}): Promise<SyncClient> {
+    // Sync sits above the engine; loading it here (not at the top) keeps the import graph acyclic.
+    const { SyncClient } = await import('../sync/sync-client.js')
+    return new SyncClient(this, assertNonEmptyString(url, 'url'), assertOptions(options, ['token', 'live', 'relayKey', 'initialDelayMs', 'maxDelayMs'], 'options') as SyncOptions).start()
+  }
+
   private now(): number {
     return this.engine.store.clock.nowMs()
   }
 
   private async append(entries: { op: string; data: JsonValue }[]): Promise<void> {
+    await this.settled()
     const events = entries.length === 1
       ? [await this.engine.log.append(this.engine.identity, entries[0] as { op: string; data: JsonValue })]
       : await this.engine.log.appendBatch(this.engine.identity, entries)
@@ -111,12 +154,14 @@ export class Memory {
   }
 
   private async state(id: string) {
+    await this.settled()
     const bytes = await this.engine.store.storage.get(this.projection.keys.state(id))
     return bytes ? decodeState(bytes, id) : undefined
   }
 
   /** A record that can still change: present, not deleted, not redacted. */
   private async existing(id: unknown, label = 'id'): Promise<RecordView> {
+    await this.settled()
     const recordId = assertNonEmptyString(id, label)
     const view = await this.reader.get(recordId)
     const tombstone = (await this.state(recordId))?.tombstone
@@ -314,6 +359,7 @@ export class Memory {
    * never returns), or `absent` (never seen, or only operations on it arrived so far).
    */
   async status(id: string): Promise<'absent' | 'visible' | 'redacted' | 'deleted'> {
+    await this.settled()
     const state = await this.state(assertNonEmptyString(id, 'id'))
     if (state?.tombstone) return state.tombstone.op === 'delete' ? 'deleted' : 'redacted'
     return (await this.reader.get(id)) ? 'visible' : 'absent'
@@ -321,6 +367,7 @@ export class Memory {
 
   /** A record by id, or as this replica showed it at a recorded time. */
   async get(id: string, options: { asOf?: Date | number | string } = {}): Promise<RecordView | undefined> {
+    await this.settled()
     const recordId = assertNonEmptyString(id, 'id')
     const raw = assertOptions(options, ['asOf'], 'options')
     const asOfMs = raw.asOf === undefined ? undefined : parseAsOf(raw.asOf)
@@ -329,6 +376,7 @@ export class Memory {
 
   /** Records matching a filter, a page at a time (pass `cursor` back for the next page). */
   async query(input: QueryInput = {}): Promise<{ records: RecordView[]; cursor?: string }> {
+    await this.settled()
     const raw = assertOptions(input, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'asOf', 'limit', 'cursor'], 'query')
     const filter = parseFilter(raw)
     const limit = raw.limit === undefined ? DEFAULT_QUERY_LIMIT : assertInteger(raw.limit, 'query.limit', 1, MAX_QUERY_LIMIT)
@@ -339,6 +387,7 @@ export class Memory {
 
   /** Full-text search (BM25), optionally filtered like `query`. */
   async search(text: string, options: FilterInput & { limit?: number } = {}): Promise<{ record: RecordView; score: number }[]> {
+    await this.settled()
     const query = assertString(text, 'text')
     const raw = assertOptions(options, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'limit'], 'options')
     const limit = raw.limit === undefined ? 10 : assertInteger(raw.limit, 'options.limit', 1, MAX_QUERY_LIMIT)
@@ -347,6 +396,7 @@ export class Memory {
 
   /** The events that shaped a record, oldest first (bodies of deleted content are erased). */
   async history(id: string): Promise<HistoryItem[]> {
+    await this.settled()
     const entries = await this.reader.history(assertNonEmptyString(id, 'id'))
     const out: HistoryItem[] = []
     for (const entry of entries) {
@@ -361,12 +411,14 @@ export class Memory {
   }
 
   /** Records superseded concurrently by several replicas, with the winner and why. */
-  conflicts(): Promise<ConflictEntry[]> {
+  async conflicts(): Promise<ConflictEntry[]> {
+    await this.settled()
     return this.reader.conflicts()
   }
 
   /** Tombstones of deleted and redacted records. */
-  tombstones(): Promise<{ readonly [key: string]: JsonValue }[]> {
+  async tombstones(): Promise<{ readonly [key: string]: JsonValue }[]> {
+    await this.settled()
     return this.reader.tombstones()
   }
 
@@ -377,7 +429,8 @@ export class Memory {
   }
 
   /** A hash of everything this replica shows: equal on two replicas exactly when they show the same memory. */
-  digest(): Promise<string> {
+  async digest(): Promise<string> {
+    await this.settled()
     return this.reader.digest()
   }
 
@@ -393,8 +446,27 @@ export class Memory {
 
   /** Verifies and applies events from another replica; returns what the log did. */
   async ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
+    await this.settled()
     const result = await this.engine.log.ingest(events)
     await this.projection.catchUp(result.applied)
+    return result
+  }
+
+  /**
+   * Like `ingest`, but resolves once the events are durable in the log and lets the projection
+   * catch up in the background (sync acknowledges frames this way); reads wait for it.
+   */
+  async ingestDeferred(events: readonly EventEnvelope[]): Promise<IngestResult> {
+    const result = await this.engine.log.ingest(events)
+    if (result.applied.length > 0) {
+      const run = this.projection.catchUp(result.applied)
+      const tracked: Promise<unknown> = run.finally(() => {
+        if (this.pending === tracked) this.pending = undefined
+      })
+      this.pending = tracked
+      // A failure surfaces on the next read or write through settled().
+      run.catch(() => undefined)
+    }
     return result
   }
 
@@ -407,12 +479,41 @@ export class Memory {
     await this.engine.log.revoke(this.engine.identity, author)
   }
 
+  /**
+   * Issues a capability token to another key: which records (`scope`), which `permissions`
+   * (read, write, derive, redact, export, rehydrate), for how long (`expiresIn` ms). The holder
+   * proves possession of the audience key when it syncs. Needs the admin right here.
+   * @throws InputError naming the field; AuthError NOT_AUTHORIZED
+   */
+  createToken(request: { audience: string; scope: unknown; permissions: readonly string[]; expiresIn: number }): string {
+    const raw = assertOptions(request, ['audience', 'scope', 'permissions', 'expiresIn'], 'token')
+    if (!this.engine.log.rightsOf(this.author).includes('admin')) {
+      throw new AuthError('NOT_AUTHORIZED', 'only the owner or an admin of the space issues tokens', { author: this.author })
+    }
+    const permissions = raw.permissions === undefined ? ['read'] : assertArray(raw.permissions, 'token.permissions').map((p, i) => assertString(p, `token.permissions[${i}]`))
+    return createToken(this.engine.identity, this.space, {
+      audience: assertString(raw.audience, 'token.audience'),
+      scope: raw.scope ?? { all: true },
+      permissions,
+      expiresInMs: assertInteger(raw.expiresIn, 'token.expiresIn', 1),
+    }, this.now(), this.engine.store.crypto)
+  }
+
+  /** Revokes a token (the token string or its id) for every replica and relay the revocation reaches. */
+  async revokeToken(token: string): Promise<void> {
+    const text = assertNonEmptyString(token, 'token')
+    const id = text.startsWith(`${TOKEN_PREFIX}.`) ? decodeToken(text, this.engine.store.crypto).id : text
+    await this.engine.log.revokeToken(this.engine.identity, id)
+  }
+
   /** Re-derives the whole projection from the log (the result equals the incremental state). */
   rebuild(): Promise<void> {
     return this.projection.rebuild()
   }
 
   async close(): Promise<void> {
+    await this.settled().catch(() => undefined)
+    if (this.engine.sharedStore) return
     await this.engine.store.close()
   }
 }

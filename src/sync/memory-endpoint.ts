@@ -1,0 +1,32 @@
+/**
+ * The sync endpoint of a replica: its Memory. What the peer lacks is read from the log with
+ * every stored signature; what the peer sends is ingested into the log and acknowledged once
+ * durable, while the projection catches up in the background (reads wait for it).
+ */
+import type { EventEnvelope, VersionVector } from '../log/index.js'
+import type { Memory } from '../memory/index.js'
+import type { SyncEndpoint } from './sync-session.js'
+
+export class MemoryEndpoint implements SyncEndpoint {
+  constructor(private readonly memory: Memory) {}
+
+  get space(): string {
+    return this.memory.space
+  }
+
+  versionVector(): VersionVector {
+    return this.memory.versionVector()
+  }
+
+  envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
+    return this.memory.log.envelopesSince(peerVector, { signatures: 'stored' })
+  }
+
+  async ingest(envelopes: EventEnvelope[]): Promise<void> {
+    await this.memory.ingestDeferred(envelopes)
+  }
+
+  onApplied(listener: () => void): () => void {
+    return this.memory.log.on('events-applied', listener)
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The sync protocol's messages: one msgpack map per WebSocket binary frame, a union on `type`.
+ * Encoding and strict decoding live together here; docs/protocol.md gives the grammar.
+ *
+ * Events travel as their exact signed bytes (header, body, signature); the event id is not sent,
+ * since the receiver derives it from the header (SHA-256) anyway.
+ *
+ * Invariant: decode never trusts a frame. Anything malformed, of the wrong type, or over a limit
+ * is a ProtocolError naming the frame and field, and the session that received it closes.
+ */
+import { Packr } from 'msgpackr'
+import { ProtocolError } from '../errors.js'
+import type { VersionVector } from '../log/index.js'
+
+export const PROTOCOL_VERSIONS: readonly number[] = [1]
+/** Largest frame accepted (bytes); the WebSocket layer refuses bigger ones before parsing. */
+export const MAX_FRAME_BYTES = 32 * 1024 * 1024
+/** Most events in one `events` frame. */
+export const MAX_FRAME_EVENTS = 5000
+export const NONCE_BYTES = 32
+
+export interface WireEvent {
+  readonly header: Uint8Array
+  readonly body?: Uint8Array
+  readonly signature?: Uint8Array
+}
+
+export type Message =
+  | { readonly type: 'hello'; readonly versions: readonly number[]; readonly space: string; readonly peer: string; readonly nonce: Uint8Array; readonly token?: string; readonly genesis?: WireEvent }
+  | { readonly type: 'welcome'; readonly version: number; readonly relay: string; readonly nonce: Uint8Array; readonly proof: Uint8Array }
+  | { readonly type: 'proof'; readonly proof: Uint8Array }
+  | { readonly type: 'ready'; readonly permissions: readonly string[]; readonly full: boolean }
+  | { readonly type: 'want'; readonly vector: VersionVector }
+  | { readonly type: 'events'; readonly seq: number; readonly events: readonly WireEvent[] }
+  | { readonly type: 'ack'; readonly seq: number }
+  | { readonly type: 'caught-up' }
+  | { readonly type: 'error'; readonly code: string; readonly message: string }
+
+export type MessageType = Message['type']
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true })
+const HEX64 = /^[0-9a-f]{64}$/
+
+export function encodeMessage(message: Message): Uint8Array {
+  return packr.pack(message)
+}
+
+function fail(frame: string, message: string): never {
+  throw new ProtocolError('BAD_FRAME', message, { frame })
+}
+
+function bytes(value: unknown, frame: string, field: string, exact?: number): Uint8Array {
+  if (!(value instanceof Uint8Array)) fail(frame, `${field} is not bytes`)
+  if (exact !== undefined && value.length !== exact) fail(frame, `${field} is ${value.length} bytes, not ${exact}`)
+  return value
+}
+
+function hex64(value: unknown, frame: string, field: string): string {
+  if (typeof value !== 'string' || !HEX64.test(value)) fail(frame, `${field} is not a 64-hex key`)
+  return value
+}
+
+function nat(value: unknown, frame: string, field: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) fail(frame, `${field} is not a natural number`)
+  return value
+}
+
+function text(value: unknown, frame: string, field: string, max = 4096): string {
+  if (typeof value !== 'string' || value.length > max) fail(frame, `${field} is not a string of at most ${max} characters`)
+  return value
+}
+
+function vector(value: unknown, frame: string): VersionVector {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(frame, 'vector is not a map')
+  const out: Record<string, number> = {}
+  const entries = Object.entries(value)
+  if (entries.length > 100_000) fail(frame, 'vector has too many authors')
+  for (const [author, seq] of entries) out[hex64(author, frame, 'vector key')] = nat(seq, frame, 'vector seq')
+  return out
+}
+
+function wireEvent(value: unknown, frame: string, index: number): WireEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(frame, `events[${index}] is not a map`)
+  const raw = value as Record<string, unknown>
+  return {
+    header: bytes(raw.header, frame, `events[${index}].header`),
+    ...(raw.body !== undefined ? { body: bytes(raw.body, frame, `events[${index}].body`) } : {}),
+    ...(raw.signature !== undefined ? { signature: bytes(raw.signature, frame, `events[${index}].signature`, 64) } : {}),
+  }
+}
+
+/**
+ * Decodes one frame.
+ * @throws ProtocolError BAD_FRAME naming the message type and the field; LIMIT for too many events
+ */
+export function decodeMessage(data: Uint8Array): Message {
+  if (data.length > MAX_FRAME_BYTES) throw new ProtocolError('FRAME_TOO_LARGE', `${data.length} bytes, over ${MAX_FRAME_BYTES}`, { frame: 'unknown' })
+  let value: unknown
+  try {
+    value = packr.unpack(data)
+  } catch (error) {
+    throw new ProtocolError('BAD_FRAME', `not msgpack: ${(error as Error).message}`, { frame: 'unknown' }, { cause: error })
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('unknown', 'a frame is a msgpack map')
+  const raw = value as Record<string, unknown>
+  const type = raw.type
+  const frame = typeof type === 'string' ? type.slice(0, 32) : 'unknown'
+  switch (type) {
+    case 'hello': {
+      if (!Array.isArray(raw.versions) || raw.versions.length === 0 || raw.versions.length > 16) fail(frame, 'versions is not a short list')
+      const hello: Message = {
+        type,
+        versions: raw.versions.map((version, i) => nat(version, frame, `versions[${i}]`)),
+        space: hex64(raw.space, frame, 'space'),
+        peer: hex64(raw.peer, frame, 'peer'),
+        nonce: bytes(raw.nonce, frame, 'nonce', NONCE_BYTES),
+        ...(raw.token !== undefined ? { token: text(raw.token, frame, 'token', 64 * 1024) } : {}),
+        ...(raw.genesis !== undefined ? { genesis: wireEvent(raw.genesis, frame, 0) } : {}),
+      }
+      return hello
+    }
+    case 'welcome':
+      return { type, version: nat(raw.version, frame, 'version'), relay: hex64(raw.relay, frame, 'relay'), nonce: bytes(raw.nonce, frame, 'nonce', NONCE_BYTES), proof: bytes(raw.proof, frame, 'proof', 64) }
+    case 'proof':
+      return { type, proof: bytes(raw.proof, frame, 'proof', 64) }
+    case 'ready':
+      if (!Array.isArray(raw.permissions) || raw.permissions.length > 16) fail(frame, 'permissions is not a short list')
+      if (typeof raw.full !== 'boolean') fail(frame, 'full is not a boolean')
+      return { type, permissions: raw.permissions.map((p, i) => text(p, frame, `permissions[${i}]`, 32)), full: raw.full }
+    case 'want':
+      return { type, vector: vector(raw.vector, frame) }
+    case 'events': {
+      if (!Array.isArray(raw.events)) fail(frame, 'events is not a list')
+      if (raw.events.length > MAX_FRAME_EVENTS) throw new ProtocolError('LIMIT', `${raw.events.length} events, over ${MAX_FRAME_EVENTS}`, { frame })
+      return { type, seq: nat(raw.seq, frame, 'seq'), events: raw.events.map((event, i) => wireEvent(event, frame, i)) }
+    }
+    case 'ack':
+      return { type, seq: nat(raw.seq, frame, 'seq') }
+    case 'caught-up':
+      return { type }
+    case 'error':
+      return { type, code: text(raw.code, frame, 'code', 64), message: text(raw.message, frame, 'message') }
+    default:
+      return fail(frame, `unknown message type ${JSON.stringify(String(type)).slice(0, 40)}`)
+  }
+}

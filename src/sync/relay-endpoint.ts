@@ -1,0 +1,136 @@
+/**
+ * The sync endpoint of one peer's session on a relay: the space's memory, seen through the
+ * peer's access. A peer with full access (the owner, or an admin by its key) reads and writes
+ * everything. A token holder reads the records in its scope with their bodies and everything
+ * else as headers only (so it can still verify chains), and writes only within its scope and
+ * permissions. Control events and deletions always travel with their bodies: every replica must
+ * be able to check grants and to delete.
+ */
+import { hasPermission, scopeAllows, type CapabilityToken, type ScopedRecord } from '../auth/index.js'
+import { AuthError } from '../errors.js'
+import { parseJson, type EventEnvelope, type VersionVector } from '../log/index.js'
+import type { Memory } from '../memory/index.js'
+import { MEMORY_OPS, tagsOf } from '../projection/index.js'
+import type { SyncEndpoint } from './sync-session.js'
+
+export interface PeerAccess {
+  readonly key: string
+  /** Undefined for full access. */
+  readonly token?: CapabilityToken
+}
+
+interface BodyFacts {
+  readonly op: string
+  readonly kind?: string
+  readonly id?: string
+  readonly data: Record<string, unknown>
+}
+
+const decoder = new TextDecoder()
+const TOMBSTONE_OPS: readonly string[] = [MEMORY_OPS.delete, MEMORY_OPS.redact]
+
+function isControl(header: Uint8Array): boolean {
+  return Buffer.from(header.buffer, header.byteOffset, header.byteLength).includes('"kind":"control"')
+}
+
+function factsOf(body: Uint8Array): BodyFacts | undefined {
+  try {
+    const parsed = parseJson(decoder.decode(body)) as { op?: unknown; data?: unknown }
+    if (typeof parsed.op !== 'string' || typeof parsed.data !== 'object' || parsed.data === null) return undefined
+    const data = parsed.data as Record<string, unknown>
+    return {
+      op: parsed.op,
+      data,
+      ...(typeof data.kind === 'string' ? { kind: data.kind } : {}),
+      ...(typeof data.id === 'string' ? { id: data.id } : {}),
+    }
+  } catch {
+    return undefined
+  }
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
+}
+
+export class RelayEndpoint implements SyncEndpoint {
+  constructor(private readonly memory: Memory, readonly access: PeerAccess) {}
+
+  get space(): string {
+    return this.memory.space
+  }
+
+  versionVector(): VersionVector {
+    return this.memory.versionVector()
+  }
+
+  onApplied(listener: () => void): () => void {
+    return this.memory.log.on('events-applied', listener)
+  }
+
+  /** The record an operation touches, as the scope sees it (its current tags, or a create's). */
+  private async recordOf(facts: BodyFacts): Promise<ScopedRecord | undefined> {
+    if (facts.id === undefined || facts.kind === undefined) return undefined
+    const view = await this.memory.get(facts.id)
+    if (view) return { id: view.id, kind: view.kind, tags: tagsOf(view) }
+    const fields = (facts.data.fields ?? {}) as Record<string, unknown>
+    const tags = facts.op === MEMORY_OPS.create ? [...strings(fields.tags), ...(facts.kind === 'episode' ? strings(fields.categories) : [])] : []
+    return { id: facts.id, kind: facts.kind, tags }
+  }
+
+  async envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
+    const envelopes = await this.memory.log.envelopesSince(peerVector, { signatures: 'stored' })
+    const token = this.access.token
+    if (!token) return envelopes
+    if (!hasPermission(token, 'read')) return envelopes.map(({ body: _body, ...header }) => header)
+    const out: EventEnvelope[] = []
+    for (const envelope of envelopes) {
+      if (!envelope.body || isControl(envelope.header)) {
+        out.push(envelope)
+        continue
+      }
+      const facts = factsOf(envelope.body)
+      const record = facts ? await this.recordOf(facts) : undefined
+      const visible = facts !== undefined && (TOMBSTONE_OPS.includes(facts.op) || (record !== undefined && scopeAllows(token.scope, record)))
+      if (visible) out.push(envelope)
+      else {
+        const { body: _body, ...header } = envelope
+        out.push(header)
+      }
+    }
+    return out
+  }
+
+  /** @throws AuthError PERMISSION_DENIED naming the event */
+  async ingest(envelopes: EventEnvelope[]): Promise<void> {
+    const token = this.access.token
+    if (token) {
+      if (!hasPermission(token, 'write')) throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
+      for (const envelope of envelopes) await this.checkWrite(envelope, token)
+    }
+    await this.memory.ingestDeferred(envelopes)
+  }
+
+  private async checkWrite(envelope: EventEnvelope, token: CapabilityToken): Promise<void> {
+    const where = { event: envelope.id }
+    if (isControl(envelope.header)) throw new AuthError('PERMISSION_DENIED', 'only full-access peers send grants and revocations', where)
+    if (!envelope.body) return
+    const facts = factsOf(envelope.body)
+    const record = facts ? await this.recordOf(facts) : undefined
+    if (!facts || !record) throw new AuthError('PERMISSION_DENIED', 'event is not a memory operation a token may write', where)
+    if (TOMBSTONE_OPS.includes(facts.op) && !hasPermission(token, 'redact')) {
+      throw new AuthError('PERMISSION_DENIED', 'deleting and redacting need the redact permission', where)
+    }
+    if (!scopeAllows(token.scope, record)) throw new AuthError('PERMISSION_DENIED', `record ${record.id} is outside the token's scope`, where)
+    if (facts.op === MEMORY_OPS.patch) {
+      const add = (facts.data.add ?? {}) as Record<string, unknown>
+      const remove = (facts.data.remove ?? {}) as Record<string, unknown>
+      const tags = new Set(record.tags)
+      for (const tag of [...strings(add.tags), ...strings(add.categories)]) tags.add(tag)
+      for (const tag of [...strings(remove.tags), ...strings(remove.categories)]) tags.delete(tag)
+      if (!scopeAllows(token.scope, { ...record, tags: [...tags] })) {
+        throw new AuthError('PERMISSION_DENIED', `the change would move record ${record.id} out of the token's scope`, where)
+      }
+    }
+  }
+}

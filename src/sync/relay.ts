@@ -1,0 +1,236 @@
+/**
+ * The relay: a WebSocket server on the same engine, hosting many spaces in one store. A peer
+ * says hello (protocol versions, space, its key, a nonce, maybe a token, maybe the space's
+ * genesis), the relay answers with its key and a proof over the peer's nonce, the peer proves
+ * its key over the relay's nonce, and only then does the relay decide access: full for the
+ * space's owner and admins (by key), otherwise what a valid capability token for that key
+ * allows. Then a sync session runs (sync-session.ts) until either side closes.
+ *
+ * Invariants: nothing is served before the peer proved its key; a bad frame or a failed check
+ * ends that peer's session only; a session whose token is revoked or expires is closed; stopping
+ * closes every session and flushes the stores.
+ */
+import { promises as fs } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import path from 'node:path'
+import { WebSocketServer } from 'ws'
+import { verifyToken } from '../auth/index.js'
+import { AuthError, CairnError, ProtocolError } from '../errors.js'
+import {
+  bytesToHex, Identity, LogStore, readIdentityFile, SystemClock, writeIdentityFile,
+  type Clock, type CryptoProvider, type EventId,
+} from '../log/index.js'
+import { Memory } from '../memory/index.js'
+import { checkProof, newNonce, proveKey } from './handshake.js'
+import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message } from './messages.js'
+import { RelayEndpoint, type PeerAccess } from './relay-endpoint.js'
+import { SyncSession } from './sync-session.js'
+import { CLOSE_POLICY, CLOSE_PROTOCOL, WebSocketTransport, type Transport } from './transport.js'
+
+export const HANDSHAKE_TIMEOUT_MS = 10_000
+
+export interface RelayOptions {
+  /** A directory for the relay's key and store; without one, everything is in memory. */
+  readonly path?: string
+  readonly port?: number
+  readonly host?: string
+  readonly identity?: Identity
+  readonly clock?: Clock
+  readonly crypto?: CryptoProvider
+}
+
+interface Peer {
+  readonly transport: Transport
+  readonly access: PeerAccess
+  readonly space: string
+  readonly session: SyncSession
+}
+
+export class Relay {
+  private readonly spaces = new Map<string, Promise<Memory>>()
+  private readonly peers = new Set<Peer>()
+  private readonly watching = new Set<string>()
+  private stopping = false
+
+  private constructor(
+    private readonly server: WebSocketServer,
+    private readonly store: LogStore,
+    readonly identity: Identity,
+    private readonly clock: Clock,
+  ) {
+    server.on('connection', (socket) => this.accept(new WebSocketTransport(socket)))
+  }
+
+  /** Starts a relay listening on `port` (0: any free port) and `host` (default 127.0.0.1). */
+  static async start(options: RelayOptions = {}): Promise<Relay> {
+    let identity = options.identity
+    let store: LogStore
+    if (options.path !== undefined) {
+      await fs.mkdir(options.path, { recursive: true })
+      const keyFile = path.join(options.path, 'relay-identity.json')
+      identity ??= await readIdentityFile(keyFile, options.crypto).catch(async (error: unknown) => {
+        if ((error as CairnError).code !== 'KEY_FILE_MISSING') throw error
+        const fresh = Identity.generate(options.crypto)
+        await writeIdentityFile(keyFile, fresh)
+        return fresh
+      })
+      store = await LogStore.open({ path: path.join(options.path, 'store'), ...(options.crypto ? { crypto: options.crypto } : {}), ...(options.clock ? { clock: options.clock } : {}) })
+    } else {
+      identity ??= Identity.generate(options.crypto)
+      store = await LogStore.open({ ...(options.crypto ? { crypto: options.crypto } : {}), ...(options.clock ? { clock: options.clock } : {}) })
+    }
+    const server = new WebSocketServer({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', maxPayload: MAX_FRAME_BYTES })
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve)
+      server.once('error', reject)
+    })
+    return new Relay(server, store, identity, options.clock ?? new SystemClock())
+  }
+
+  /** ws://host:port, where peers connect. */
+  get url(): string {
+    const address = this.server.address() as AddressInfo
+    return `ws://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`
+  }
+
+  get peerCount(): number {
+    return this.peers.size
+  }
+
+  /** Closes every session, stops listening and flushes the stores to disk. */
+  async stop(): Promise<void> {
+    if (this.stopping) return
+    this.stopping = true
+    for (const peer of this.peers) {
+      peer.session.close()
+      peer.transport.close(1001, 'relay stopping')
+    }
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+    for (const memory of this.spaces.values()) await (await memory.catch(() => undefined))?.close()
+    await this.store.close()
+  }
+
+  private memoryOf(space: string): Promise<Memory> {
+    let memory = this.spaces.get(space)
+    if (!memory) {
+      memory = Memory.attach(this.store, space, this.identity)
+      memory.catch(() => this.spaces.delete(space))
+      this.spaces.set(space, memory)
+    }
+    return memory
+  }
+
+  private accept(transport: Transport): void {
+    const nonce = newNonce(this.store.crypto)
+    let hello: Extract<Message, { type: 'hello' }> | undefined
+    let session: SyncSession | undefined
+    const timeout = setTimeout(() => refuse(new ProtocolError('HANDSHAKE_TIMEOUT', `no handshake within ${HANDSHAKE_TIMEOUT_MS} ms`)), HANDSHAKE_TIMEOUT_MS)
+    const refuse = (error: CairnError): void => {
+      clearTimeout(timeout)
+      transport.send(encodeMessage({ type: 'error', code: error.code, message: error.message.slice(0, 1000) }))
+        .catch(() => undefined)
+        .finally(() => transport.close(error instanceof AuthError ? CLOSE_POLICY : CLOSE_PROTOCOL, error.code))
+    }
+    let handshaking: Promise<void> = Promise.resolve()
+    transport.onClose(() => {
+      clearTimeout(timeout)
+      session?.close()
+    })
+    transport.onMessage((data) => {
+      if (session) {
+        session.receive(data)
+        return
+      }
+      handshaking = handshaking.then(async () => {
+        if (session) return session.receive(data)
+        const message = decodeMessage(data)
+        if (!hello) {
+          if (message.type !== 'hello') throw new ProtocolError('UNEXPECTED_FRAME', 'the first frame must be hello', { frame: message.type })
+          hello = message
+          await this.welcome(transport, hello, nonce)
+          return
+        }
+        if (message.type !== 'proof') throw new ProtocolError('UNEXPECTED_FRAME', 'expected proof', { frame: message.type })
+        if (!checkProof(this.store.crypto, message.proof, 'client', nonce, hello.space, hello.peer, this.identity.author)) {
+          throw new AuthError('BAD_PROOF', 'the peer did not prove it holds its key', { author: hello.peer })
+        }
+        clearTimeout(timeout)
+        session = await this.open(transport, hello)
+      }).catch((error: unknown) => refuse(error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error).message)))
+    })
+  }
+
+  private async welcome(transport: Transport, hello: Extract<Message, { type: 'hello' }>, nonce: Uint8Array): Promise<void> {
+    const version = Math.max(...hello.versions.filter((v) => PROTOCOL_VERSIONS.includes(v)))
+    if (!Number.isFinite(version)) {
+      throw new ProtocolError('UNSUPPORTED_VERSION', `this relay speaks versions ${PROTOCOL_VERSIONS.join(', ')}`, { frame: 'hello' })
+    }
+    const memory = await this.memoryOf(hello.space)
+    if (!memory.log.hasGenesis) {
+      if (!hello.genesis) throw new AuthError('UNKNOWN_SPACE', 'this relay does not hold the space; its owner must bring the genesis', { space: hello.space })
+      const id = bytesToHex(this.store.crypto.sha256(hello.genesis.header)) as EventId
+      await memory.ingest([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
+    }
+    const proof = proveKey(this.identity, 'relay', hello.nonce, hello.space, hello.peer)
+    await transport.send(encodeMessage({ type: 'welcome', version, relay: this.identity.author, nonce, proof }))
+  }
+
+  /** Decides the proven peer's access, then runs its session. */
+  private async open(transport: Transport, hello: Extract<Message, { type: 'hello' }>): Promise<SyncSession> {
+    const memory = await this.memoryOf(hello.space)
+    const access = this.accessOf(memory, hello.peer, hello.token)
+    const session = new SyncSession(transport, new RelayEndpoint(memory, access), this.store.crypto)
+    const peer: Peer = { transport, access, space: hello.space, session }
+    this.peers.add(peer)
+    session.on('closed', () => this.peers.delete(peer))
+    this.watchRevocations(hello.space, memory)
+    if (access.token) {
+      const remaining = access.token.expiresAt - this.clock.nowMs()
+      setTimeout(() => session.fail(new AuthError('TOKEN_EXPIRED', 'the token expired during the session')), Math.max(0, Math.min(remaining, 2 ** 31 - 1))).unref()
+    }
+    await transport.send(encodeMessage({ type: 'ready', permissions: access.token ? [...access.token.permissions] : ['*'], full: !access.token }))
+    await session.start()
+    return session
+  }
+
+  /** @throws AuthError when the key has no full access and no valid token */
+  private accessOf(memory: Memory, key: string, token: string | undefined): PeerAccess {
+    const log = memory.log
+    if (log.owner === key || log.rightsOf(key).includes('admin')) return { key }
+    if (token === undefined) throw new AuthError('TOKEN_REQUIRED', 'this key needs a capability token for the space', { author: key })
+    return {
+      key,
+      token: verifyToken(token, {
+        space: memory.space,
+        audience: key,
+        nowMs: this.clock.nowMs(),
+        crypto: this.store.crypto,
+        isRevoked: (id) => log.isTokenRevoked(id),
+        canIssue: (issuer) => log.owner === issuer || log.rightsOf(issuer).includes('admin'),
+      }),
+    }
+  }
+
+  /** When grants or tokens are revoked, sessions that relied on them end. */
+  private watchRevocations(space: string, memory: Memory): void {
+    if (this.watching.has(space)) return
+    this.watching.add(space)
+    memory.log.on('events-applied', (events) => {
+      if (!events.some((event) => event.header.kind === 'control')) return
+      for (const peer of this.peers) {
+        const reason = peer.space === space ? this.accessLost(memory, peer.access) : undefined
+        if (reason) peer.session.fail(reason)
+      }
+    })
+  }
+
+  /** Why an open session's access no longer holds, if it does not. */
+  private accessLost(memory: Memory, access: PeerAccess): AuthError | undefined {
+    const log = memory.log
+    const isAdmin = (key: string) => log.owner === key || log.rightsOf(key).includes('admin')
+    if (!access.token) return isAdmin(access.key) ? undefined : new AuthError('ACCESS_REVOKED', 'the key lost its admin right', { author: access.key })
+    if (log.isTokenRevoked(access.token.id)) return new AuthError('TOKEN_REVOKED', 'the token was revoked', { author: access.key })
+    if (!isAdmin(access.token.issuer)) return new AuthError('ISSUER_NOT_AUTHORIZED', 'the token\'s issuer lost its admin right', { author: access.key })
+    return undefined
+  }
+}

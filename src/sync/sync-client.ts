@@ -1,0 +1,221 @@
+/**
+ * A replica's connection to a relay: handshake (prove the relay's key, then ours), then a sync
+ * session; reconnects with exponential backoff and jitter when the connection drops, and resumes
+ * from the version vectors, so nothing is lost or applied twice. Refusals that retrying cannot
+ * fix (a bad token, a forged proof, an unknown space) end it with status `error`.
+ *
+ * Status: connecting → catching-up → live (or closed, once caught up, when `live` is false);
+ * `error` after a fatal refusal; `closed` after close().
+ */
+import WebSocket from 'ws'
+import { AuthError, CairnError, ProtocolError, VerifyError } from '../errors.js'
+import { Listeners } from '../log/listeners.js'
+import type { Memory } from '../memory/index.js'
+import { checkProof, newNonce, proveKey } from './handshake.js'
+import { MemoryEndpoint } from './memory-endpoint.js'
+import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message } from './messages.js'
+import { SyncSession } from './sync-session.js'
+import { CLOSE_NORMAL, WebSocketTransport, type Transport } from './transport.js'
+
+export type SyncStatus = 'connecting' | 'catching-up' | 'live' | 'error' | 'closed'
+
+export interface SyncOptions {
+  /** A capability token for this replica's key (not needed by the owner or admins). */
+  readonly token?: string
+  /** Keep pushing and receiving new events (default); false: stop once both sides are caught up. */
+  readonly live?: boolean
+  /** The relay's key, when known: a relay proving another key is refused. */
+  readonly relayKey?: string
+  readonly initialDelayMs?: number
+  readonly maxDelayMs?: number
+}
+
+export interface SyncClientEvents {
+  status: SyncStatus
+  error: CairnError
+  received: { readonly events: number }
+  sent: { readonly events: number }
+  [name: string]: unknown
+}
+
+/** Errors that retrying cannot fix. */
+function isFatal(error: CairnError): boolean {
+  return error instanceof AuthError || error instanceof VerifyError ||
+    ['UNSUPPORTED_VERSION', 'UNKNOWN_SPACE', 'BAD_FRAME', 'UNEXPECTED_FRAME', 'LIMIT', 'FRAME_TOO_LARGE'].includes(error.code) ||
+    /TOKEN|AUDIENCE|PERMISSION|PROOF|NOT_AUTHORIZED|REVOKED|EQUIVOCATION/.test(error.code)
+}
+
+export class SyncClient {
+  private readonly listeners = new Listeners<SyncClientEvents>()
+  private current: SyncStatus = 'connecting'
+  private transport: Transport | undefined
+  private session: SyncSession | undefined
+  private attempt = 0
+  private stopped = false
+  private timer: NodeJS.Timeout | undefined
+  private waiters: { resolve: () => void; reject: (error: CairnError) => void }[] = []
+
+  constructor(private readonly memory: Memory, readonly url: string, private readonly options: SyncOptions = {}) {}
+
+  get status(): SyncStatus {
+    return this.current
+  }
+
+  on<Name extends keyof SyncClientEvents>(name: Name, listener: (payload: SyncClientEvents[Name]) => void): () => void {
+    return this.listeners.on(name, listener)
+  }
+
+  /** Starts connecting; returns this client. */
+  start(): this {
+    this.connect()
+    return this
+  }
+
+  /** Resolves once caught up both ways (live, or closed in one-shot mode); rejects on a fatal error. */
+  synced(): Promise<void> {
+    if (this.current === 'live' || (this.current === 'closed' && this.session?.synced)) return Promise.resolve()
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }))
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    this.session?.close()
+    this.transport?.close(CLOSE_NORMAL, 'closed')
+    this.setStatus('closed')
+  }
+
+  private setStatus(status: SyncStatus): void {
+    if (this.current === status) return
+    this.current = status
+    this.listeners.emit('status', status)
+    if (status === 'live' || (status === 'closed' && this.session?.synced)) {
+      for (const waiter of this.waiters.splice(0)) waiter.resolve()
+    }
+  }
+
+  private fatal(error: CairnError): void {
+    this.stopped = true
+    this.listeners.emit('error', error)
+    this.setStatus('error')
+    for (const waiter of this.waiters.splice(0)) waiter.reject(error)
+    this.transport?.close(CLOSE_NORMAL, error.code)
+  }
+
+  private connect(): void {
+    if (this.stopped) return
+    this.setStatus('connecting')
+    const socket = new WebSocket(this.url, { maxPayload: MAX_FRAME_BYTES })
+    const transport = new WebSocketTransport(socket)
+    this.transport = transport
+    this.session = undefined
+    const nonce = newNonce(this.memory.crypto)
+    let relay: string | undefined
+    let failure: CairnError | undefined
+    let handling: Promise<void> = Promise.resolve()
+    socket.on('open', () => {
+      void this.hello(transport, nonce).catch((error: unknown) => this.dropped(error))
+    })
+    socket.on('error', (error) => {
+      failure ??= new ProtocolError('CONNECTION_FAILED', error.message)
+    })
+    transport.onClose(() => {
+      this.session?.close()
+      if (!this.stopped) this.dropped(failure ?? new ProtocolError('CONNECTION_CLOSED', 'the connection closed'))
+    })
+    transport.onMessage((data) => {
+      if (this.session) {
+        this.session.receive(data)
+        return
+      }
+      handling = handling.then(async () => {
+        if (this.session) return this.session.receive(data)
+        const message = decodeMessage(data)
+        if (message.type === 'error') {
+          failure = message.code === 'UNKNOWN_SPACE' || /TOKEN|AUDIENCE|PROOF|AUTHORIZED|REVOKED|SPACE/.test(message.code)
+            ? new AuthError(message.code, `relay refused: ${message.message}`)
+            : new ProtocolError(message.code, `relay refused: ${message.message}`)
+          return
+        }
+        if (!relay) {
+          if (message.type !== 'welcome') throw new ProtocolError('UNEXPECTED_FRAME', 'expected welcome', { frame: message.type })
+          relay = await this.answer(transport, message, nonce)
+          return
+        }
+        if (message.type !== 'ready') throw new ProtocolError('UNEXPECTED_FRAME', 'expected ready', { frame: message.type })
+        this.run(transport)
+      }).catch((error: unknown) => {
+        failure = error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error).message)
+        transport.close(4000, failure.code)
+      })
+    })
+  }
+
+  private async hello(transport: Transport, nonce: Uint8Array): Promise<void> {
+    const genesis = await this.memory.log.envelope(this.memory.space)
+    const hello: Message = {
+      type: 'hello',
+      versions: PROTOCOL_VERSIONS,
+      space: this.memory.space,
+      peer: this.memory.author,
+      nonce,
+      ...(this.options.token !== undefined ? { token: this.options.token } : {}),
+      ...(genesis ? { genesis: { header: genesis.header, ...(genesis.body ? { body: genesis.body } : {}), ...(genesis.signature ? { signature: genesis.signature } : {}) } } : {}),
+    }
+    await transport.send(encodeMessage(hello))
+  }
+
+  private async answer(transport: Transport, welcome: Extract<Message, { type: 'welcome' }>, nonce: Uint8Array): Promise<string> {
+    const crypto = this.memory.crypto
+    if (this.options.relayKey !== undefined && welcome.relay !== this.options.relayKey) {
+      throw new AuthError('RELAY_KEY_MISMATCH', `the relay proved key ${welcome.relay}, not the expected one`)
+    }
+    if (!checkProof(crypto, welcome.proof, 'relay', nonce, this.memory.space, welcome.relay, this.memory.author)) {
+      throw new AuthError('BAD_PROOF', 'the relay did not prove it holds its key')
+    }
+    const proof = proveKey(this.memory.identity, 'client', welcome.nonce, this.memory.space, welcome.relay)
+    await transport.send(encodeMessage({ type: 'proof', proof }))
+    return welcome.relay
+  }
+
+  private run(transport: Transport): void {
+    const session = new SyncSession(transport, new MemoryEndpoint(this.memory), this.memory.crypto)
+    this.session = session
+    this.setStatus('catching-up')
+    session.on('received', (payload) => this.listeners.emit('received', payload))
+    session.on('sent', (payload) => this.listeners.emit('sent', payload))
+    session.on('synced', () => {
+      this.attempt = 0
+      if (this.options.live === false) {
+        this.stopped = true
+        this.setStatus('closed')
+        transport.close(CLOSE_NORMAL, 'done')
+      } else this.setStatus('live')
+    })
+    session.on('closed', ({ error }) => {
+      if (error && !this.stopped) this.dropped(error)
+    })
+    void session.start().catch((error: unknown) => this.dropped(error))
+  }
+
+  /** The connection ended: give up on a fatal error, otherwise try again after a backoff. */
+  private dropped(error: unknown): void {
+    if (this.stopped) return
+    const failure = error instanceof CairnError ? error : new ProtocolError('CONNECTION_FAILED', (error as Error)?.message ?? String(error))
+    if (isFatal(failure)) {
+      this.fatal(failure)
+      return
+    }
+    this.listeners.emit('error', failure)
+    this.transport?.close(CLOSE_NORMAL, 'retry')
+    if (this.timer) return
+    this.setStatus('connecting')
+    const initial = this.options.initialDelayMs ?? 100
+    const max = this.options.maxDelayMs ?? 10_000
+    const delay = Math.min(max, initial * 2 ** this.attempt++) * (0.5 + Math.random() / 2)
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.connect()
+    }, delay)
+  }
+}

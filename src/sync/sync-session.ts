@@ -1,0 +1,206 @@
+/**
+ * One sync session after the handshake, the same on both ends. Each side sends `want` with its
+ * version vector; each then streams what the other lacks, in frames of whole signed segments,
+ * and keeps streaming new events as they are applied (live push). Frames are acknowledged after
+ * the receiver has stored them durably; at most WINDOW frames are unacknowledged, and sending
+ * pauses while the socket's buffer is above HIGH_WATER_BYTES (backpressure).
+ *
+ * Invariants: frames from the peer are processed one at a time, in order; an event the peer
+ * already has is never sent again in this session (the peer's vector advances with everything
+ * exchanged); a bad frame closes the session with an error frame, never the process.
+ */
+import { CairnError, ProtocolError } from '../errors.js'
+import { bytesToHex, defaultCrypto, joinVectors, type CryptoProvider, type EventEnvelope, type EventId, type VersionVector } from '../log/index.js'
+import { Listeners } from '../log/listeners.js'
+import { cutFrames, vectorOfEvents } from './frames.js'
+import { decodeMessage, encodeMessage, type Message, type WireEvent } from './messages.js'
+import { CLOSE_PROTOCOL, type Transport } from './transport.js'
+
+export const WINDOW = 4
+export const HIGH_WATER_BYTES = 8 * 1024 * 1024
+/** A frame whose events take longer than this to store ends the session. */
+export const MAX_FRAME_APPLY_MS = 30_000
+
+/** The local side of a session: one space, on a replica or a relay. */
+export interface SyncEndpoint {
+  readonly space: string
+  versionVector(): VersionVector
+  /** What the peer lacks beyond its vector, in apply order with every stored signature. */
+  envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]>
+  /** Verifies and stores events from the peer; resolves once they are durable. */
+  ingest(envelopes: EventEnvelope[]): Promise<void>
+  /** Calls back whenever events are applied locally, whatever their origin. */
+  onApplied(listener: () => void): () => void
+}
+
+export interface SessionEvents {
+  'caught-up': undefined
+  /** Both sides have sent everything they had and every frame sent was acknowledged. */
+  'synced': undefined
+  'received': { readonly events: number }
+  'sent': { readonly events: number }
+  'closed': { readonly error?: CairnError }
+  [name: string]: unknown
+}
+
+export class SyncSession {
+  private readonly listeners = new Listeners<SessionEvents>()
+  private peerVector: VersionVector | undefined
+  private sendSeq = 0
+  private inFlight = 0
+  private pumping = false
+  private pumpAgain = false
+  private sentCaughtUp = false
+  private peerCaughtUp = false
+  private isSynced = false
+  private closed = false
+  private inbox: Promise<void> = Promise.resolve()
+  private windowOpen: (() => void) | undefined
+  private readonly stopApplied: () => void
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly endpoint: SyncEndpoint,
+    private readonly crypto: CryptoProvider = defaultCrypto(),
+  ) {
+    this.stopApplied = endpoint.onApplied(() => this.schedulePump())
+  }
+
+  on<Name extends keyof SessionEvents>(name: Name, listener: (payload: SessionEvents[Name]) => void): () => void {
+    return this.listeners.on(name, listener)
+  }
+
+  /** Starts the exchange: tells the peer what this side has. */
+  async start(): Promise<void> {
+    await this.send({ type: 'want', vector: this.endpoint.versionVector() })
+  }
+
+  /** Feeds one raw frame from the transport; frames are handled strictly in order. */
+  receive(data: Uint8Array): void {
+    this.inbox = this.inbox.then(() => (this.closed ? undefined : this.handle(data))).catch((error: unknown) => this.fail(error))
+  }
+
+  close(error?: CairnError): void {
+    if (this.closed) return
+    this.closed = true
+    this.stopApplied()
+    this.windowOpen?.()
+    this.listeners.emit('closed', error ? { error } : {})
+  }
+
+  /** Sends an error frame naming what went wrong, then closes. */
+  fail(error: unknown): void {
+    if (this.closed) return
+    const failure = error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error)?.message ?? String(error))
+    const frame = encodeMessage({ type: 'error', code: failure.code, message: failure.message.slice(0, 1000) })
+    this.transport.send(frame).catch(() => undefined).finally(() => this.transport.close(CLOSE_PROTOCOL, failure.code))
+    this.close(failure)
+  }
+
+  private async handle(data: Uint8Array): Promise<void> {
+    const message = decodeMessage(data)
+    switch (message.type) {
+      case 'want':
+        this.peerVector = joinVectors(this.peerVector ?? {}, message.vector)
+        this.schedulePump()
+        return
+      case 'events':
+        await this.receiveEvents(message.seq, message.events)
+        return
+      case 'ack':
+        if (this.inFlight > 0) this.inFlight--
+        this.windowOpen?.()
+        this.checkSynced()
+        return
+      case 'caught-up':
+        this.peerCaughtUp = true
+        this.listeners.emit('caught-up', undefined)
+        this.checkSynced()
+        return
+      case 'error':
+        this.transport.close(CLOSE_PROTOCOL, message.code)
+        this.close(new ProtocolError(message.code, `peer reported: ${message.message}`, { frame: 'error' }))
+        return
+      default:
+        throw new ProtocolError('UNEXPECTED_FRAME', `${message.type} is not expected after the handshake`, { frame: message.type })
+    }
+  }
+
+  private async receiveEvents(seq: number, events: readonly WireEvent[]): Promise<void> {
+    const envelopes: EventEnvelope[] = events.map((event) => ({
+      id: bytesToHex(this.crypto.sha256(event.header)) as EventId,
+      header: event.header,
+      ...(event.body ? { body: event.body } : {}),
+      ...(event.signature ? { signature: event.signature } : {}),
+    }))
+    const started = Date.now()
+    await this.endpoint.ingest(envelopes)
+    if (Date.now() - started > MAX_FRAME_APPLY_MS) {
+      throw new ProtocolError('SLOW_FRAME', `a frame took over ${MAX_FRAME_APPLY_MS} ms to apply`, { frame: 'events' })
+    }
+    // The peer holds what it sent: never send it back.
+    this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(envelopes))
+    await this.send({ type: 'ack', seq })
+    this.listeners.emit('received', { events: envelopes.length })
+  }
+
+  private schedulePump(): void {
+    if (this.closed || this.peerVector === undefined) return
+    if (this.pumping) {
+      this.pumpAgain = true
+      return
+    }
+    this.pumping = true
+    void this.pump().catch((error: unknown) => this.fail(error)).finally(() => {
+      this.pumping = false
+      if (this.pumpAgain && !this.closed) {
+        this.pumpAgain = false
+        this.schedulePump()
+      }
+    })
+  }
+
+  private async pump(): Promise<void> {
+    const envelopes = await this.endpoint.envelopesFor(this.peerVector ?? {})
+    for (const frame of cutFrames(envelopes)) {
+      await this.waitForWindow()
+      if (this.closed) return
+      this.inFlight++
+      await this.send({ type: 'events', seq: ++this.sendSeq, events: frame })
+      this.listeners.emit('sent', { events: frame.length })
+    }
+    // Everything handed over moves the peer's vector: a later pump sends only what is new.
+    this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(envelopes))
+    if (!this.sentCaughtUp) {
+      this.sentCaughtUp = true
+      await this.send({ type: 'caught-up' })
+    }
+    this.checkSynced()
+  }
+
+  get synced(): boolean {
+    return this.isSynced
+  }
+
+  private checkSynced(): void {
+    if (this.isSynced || !this.sentCaughtUp || !this.peerCaughtUp || this.inFlight > 0) return
+    this.isSynced = true
+    this.listeners.emit('synced', undefined)
+  }
+
+  private async waitForWindow(): Promise<void> {
+    while (!this.closed && (this.inFlight >= WINDOW || this.transport.bufferedAmount > HIGH_WATER_BYTES)) {
+      await new Promise<void>((resolve) => {
+        this.windowOpen = resolve
+        // The buffer drains without an event: poll it while waiting for acknowledgements.
+        setTimeout(resolve, 20)
+      })
+      this.windowOpen = undefined
+    }
+  }
+
+  private async send(message: Message): Promise<void> {
+    if (this.closed || !this.transport.isOpen) return
+    await this.transport.send(encodeMessage(message))
+  }
+}
