@@ -233,9 +233,21 @@ export class ProjectionBatch {
       this.diffIndexes(previous, wasRedacted, now.view, now.status === 'redacted')
       this.views.set(id, { bytes, view: now.view })
       this.redacted.set(id, now.status === 'redacted')
-      if (now.status !== 'deleted') this.writes.push({ type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
+      // Deletion and redaction purge content in the run where they take effect, so versions are
+      // keyed the same whether the log is applied in batches or all at once.
+      const wasDeleted = this.deletedBefore.get(id) ?? isDeleted(this.original.get(id))
+      this.deletedBefore.set(id, now.status === 'deleted')
+      if (now.status === 'deleted') {
+        if (!wasDeleted) await this.purgeContent(id)
+        continue
+      }
+      if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
+      this.writes.push({ type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
     }
   }
+
+  /** Whether each sealed record was deleted as of its last seal. */
+  private readonly deletedBefore = new Map<string, boolean>()
 
   /** Everything to write, the bodies to erase, and what changed for subscribers. */
   async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[] }> {
@@ -265,12 +277,6 @@ export class ProjectionBatch {
         this.writes.push({ type: 'put', key: this.keys.tombstone(id), value: encodeJson(state.tombstone.record) })
       }
       const deletedNow = isDeleted(state) && !isDeleted(before)
-      if (deletedNow) await this.purgeContent(id)
-      else if (redacted && !wasRedacted) {
-        // Redaction purges content like a deletion; the skeleton is the only version left.
-        await this.purgeContent(id)
-        if (bytes) this.writes.push({ type: 'put', key: this.keys.version(id, this.runStart), value: bytes })
-      }
       const action: ChangeAction | undefined = deletedNow ? (start ? 'deleted' : undefined)
         : same ? undefined
         : redacted ? (wasRedacted ? undefined : 'redacted')
