@@ -17,7 +17,7 @@ import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
 import {
   decodeState, formatTimestamp, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, validateCreate, validatePatch, isRecordKind,
-  Projection, ProjectionReader,
+  Projection, ProjectionReader, type ProjectionFeatures,
   type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
 } from '../projection/index.js'
 import { planForget, type DerivedBlock } from './forget-plan.js'
@@ -89,12 +89,12 @@ export class Memory {
    * A Memory over one space of a store shared with other spaces (a relay hosts many). Closing it
    * leaves the store open.
    */
-  static async attach(store: LogStore, space: string, identity: Identity): Promise<Memory> {
-    return Memory.onEngine({ store, log: await store.openSpace(space), identity, sharedStore: true })
+  static async attach(store: LogStore, space: string, identity: Identity, features?: ProjectionFeatures): Promise<Memory> {
+    return Memory.onEngine({ store, log: await store.openSpace(space), identity, sharedStore: true }, features)
   }
 
-  private static async onEngine(engine: Engine): Promise<Memory> {
-    const projection = await Projection.open(engine.store.storage, engine.log)
+  private static async onEngine(engine: Engine, features?: ProjectionFeatures): Promise<Memory> {
+    const projection = await Projection.open(engine.store.storage, engine.log, features)
     const reader = new ProjectionReader(engine.store.storage, projection.keys, projection.textIndex, () => projection.cursor)
     return new Memory(engine, projection, reader)
   }

@@ -1,7 +1,7 @@
 /** Projections: record kinds, the persisted fold of the log into records and indexes, and reads. */
 export * from './kinds.js'
 export { Projection, APPLY_CHUNK, type ProjectionEvents } from './projection.js'
-export type { RecordChange, ChangeAction, ProjectionSource } from './projection-batch.js'
+export { FULL_FEATURES, type RecordChange, type ChangeAction, type ProjectionSource, type ProjectionFeatures } from './projection-batch.js'
 export { ProjectionReader, matchesFilter, type RecordFilter, type TagFilter, type ReadOptions, type HistoryEntry, type ConflictEntry } from './projection-reader.js'
 export { materialize, type RecordView, type ViewStatus, type Materialized } from './materialize.js'
 export { MEMORY_OPS, decodeMemoryOperation, encodeChanges, type MemoryOperation, type DerivedRecord } from './operations.js'

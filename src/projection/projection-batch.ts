@@ -21,6 +21,17 @@ import { encodeFacets, facetsOf, indexKeysOf, searchableText } from './projectio
 import { idFromKey, type ProjectionKeys } from './projection-keys.js'
 import type { TextChange, TextIndex } from './text-index.js'
 
+/**
+ * Optional parts of a projection. A relay keeps neither: it needs records (for scopes) and
+ * deletions (to erase content), not search or reads into the past.
+ */
+export interface ProjectionFeatures {
+  readonly fullText: boolean
+  readonly asOf: boolean
+}
+
+export const FULL_FEATURES: ProjectionFeatures = { fullText: true, asOf: true }
+
 export type ChangeAction = 'created' | 'updated' | 'deleted' | 'redacted'
 
 export interface RecordChange {
@@ -70,6 +81,7 @@ export class ProjectionBatch {
     private readonly textIndex: TextIndex,
     run: { readonly recordedAt: number; readonly runStart: number },
     private readonly cache: RecordCache,
+    private readonly features: ProjectionFeatures = FULL_FEATURES,
   ) {
     this.recordedAt = run.recordedAt
     this.runStart = run.runStart
@@ -242,7 +254,7 @@ export class ProjectionBatch {
         continue
       }
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
-      this.writes.push({ type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
+      if (this.features.asOf) this.writes.push({ type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
     }
   }
 
@@ -283,7 +295,7 @@ export class ProjectionBatch {
         : bytes ? (start ? 'updated' : 'created') : undefined
       if (action) changes.push({ id, kind: state.kind as RecordKind, action })
     }
-    if (textChanges.length > 0) this.writes.push(...await this.textIndex.planUpdates(textChanges))
+    if (textChanges.length > 0 && this.features.fullText) this.writes.push(...await this.textIndex.planUpdates(textChanges))
     const erase = [...new Set([...meta.erasing, ...this.erase])] as EventId[]
     return { writes: this.writes, erase, changes }
   }

@@ -10,7 +10,7 @@ import type { LogEvent, SpaceLog } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
-import { ProjectionBatch, type RecordChange } from './projection-batch.js'
+import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
 import { decodeMeta, encodeMeta, type ProjectionMeta } from './projection-codec.js'
 import { projectionKeys, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache } from './record-cache.js'
@@ -32,14 +32,14 @@ export class Projection {
   private readonly cache = new RecordCache()
   private meta: ProjectionMeta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
 
-  private constructor(readonly storage: LogStorage, readonly log: SpaceLog) {
+  private constructor(readonly storage: LogStorage, readonly log: SpaceLog, readonly features: ProjectionFeatures) {
     this.keys = projectionKeys(log.space)
     this.textIndex = new TextIndex(storage, this.keys.textIndex)
   }
 
   /** Opens the projection of `log` and applies whatever the log holds beyond its cursor. */
-  static async open(storage: LogStorage, log: SpaceLog): Promise<Projection> {
-    const projection = new Projection(storage, log)
+  static async open(storage: LogStorage, log: SpaceLog, features: ProjectionFeatures = FULL_FEATURES): Promise<Projection> {
+    const projection = new Projection(storage, log, features)
     projection.meta = decodeMeta(await storage.get(projection.keys.meta))
     await projection.catchUp()
     return projection
@@ -104,7 +104,7 @@ export class Projection {
   }
 
   private async applyChunk(events: readonly LogEvent[]): Promise<RecordChange[]> {
-    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache)
+    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
     await batch.applyEvents(events)
     const { writes, erase, changes } = await batch.finish(this.meta)
     const cursor = (events[events.length - 1] as LogEvent).local

@@ -113,7 +113,8 @@ export class Relay {
   private memoryOf(space: string): Promise<Memory> {
     let memory = this.spaces.get(space)
     if (!memory) {
-      memory = Memory.attach(this.store, space, this.identity)
+      // A relay evaluates scopes and applies deletions; it serves no searches or as-of reads.
+      memory = Memory.attach(this.store, space, this.identity, { fullText: false, asOf: false })
       memory.catch(() => this.spaces.delete(space))
       this.spaces.set(space, memory)
     }
