@@ -10,7 +10,7 @@
  * one atomic batch), then applies it to the projection before returning, so a read right after
  * a write sees it. Other replicas' events come in through `ingest`.
  */
-import { assertArray, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
+import { assertArray, assertInteger, assertNonEmptyString, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
 import { canonicalJson, type JsonValue, type EventEnvelope, type IngestResult, type Right, type SpaceLog, type VersionVector } from '../log/index.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
@@ -231,6 +231,69 @@ export class Memory {
     })
     if (entries.length > 0) await this.append(entries.map((entry) => ({ op: entry.op, data: entry.data })))
     return entries.map((entry) => entry.id)
+  }
+
+  /**
+   * Keeps lines of a record kind Cairn does not know (Portable Memory passthrough) verbatim, so
+   * they sync and export again byte for byte. Lines already kept are not added twice.
+   */
+  async rememberForeign(kind: string, lines: readonly string[]): Promise<void> {
+    const name = assertNonEmptyString(kind, 'kind')
+    if (isRecordKind(name)) throw new InputError('KNOWN_KIND', `${name} is a known kind; use remember`, { field: 'kind' })
+    const list = assertArray(lines, 'lines').map((line, i) => assertString(line, `lines[${i}]`))
+    const entries: { op: string; data: JsonValue }[] = []
+    let chunk: string[] = []
+    let size = 0
+    for (const line of list) {
+      // Stay well under the body limit: several events when the lines are many.
+      if (chunk.length > 0 && size + line.length > 256 * 1024) {
+        entries.push({ op: MEMORY_OPS.foreign, data: { kind: name, lines: chunk } })
+        chunk = []
+        size = 0
+      }
+      chunk.push(line)
+      size += line.length + 8
+    }
+    if (chunk.length > 0) entries.push({ op: MEMORY_OPS.foreign, data: { kind: name, lines: chunk } })
+    if (entries.length > 0) await this.append(entries)
+  }
+
+  /** Lines of unknown kinds kept by rememberForeign, per kind, in first-seen order. */
+  async foreignLines(): Promise<Record<string, string[]>> {
+    await this.settled()
+    return this.reader.foreignLines()
+  }
+
+  /**
+   * Applies Portable Memory tombstones from elsewhere (a bundle): each deletes or redacts its
+   * target and the records its `derived` block names, keeping the tombstone record as it is
+   * (its id and signature). Deleting what was never here still blocks it from ever arriving.
+   */
+  async importTombstones(tombstones: readonly { readonly [key: string]: JsonValue }[]): Promise<number> {
+    const entries: { op: string; data: JsonValue }[] = []
+    for (const [index, value] of assertArray(tombstones, 'tombstones').entries()) {
+      const record = assertObject(value, `tombstones[${index}]`) as { [key: string]: JsonValue }
+      const op = assertOneOf(record.op, ['delete', 'redact'], `tombstones[${index}].op`)
+      const kind = record.targetKind
+      if (!isRecordKind(kind)) throw new InputError('UNKNOWN_KIND', 'tombstone targets an unknown kind', { field: `tombstones[${index}].targetKind` })
+      const target = assertNonEmptyString(record.targetID, `tombstones[${index}].targetID`)
+      const state = await this.state(target)
+      if (state?.tombstone?.op === 'delete' || (state?.tombstone && op === 'redact')) continue
+      const derivedBlock = (typeof record.derived === 'object' && record.derived !== null && !Array.isArray(record.derived) ? record.derived : {}) as Record<string, JsonValue>
+      const ids = (field: string): string[] => (Array.isArray(derivedBlock[field]) ? (derivedBlock[field] as JsonValue[]).filter((id): id is string => typeof id === 'string') : [])
+      const derived = op === 'delete'
+        ? [...ids('factIDs').map((id) => ({ kind: 'fact', id })), ...ids('edgeIDs').map((id) => ({ kind: 'edge', id })),
+          ...ids('entityIDs').map((id) => ({ kind: 'entity', id })), ...ids('chunkIDs').map((id) => ({ kind: 'chunk', id }))]
+        : []
+      const data: Record<string, JsonValue> = { kind, id: target, tombstone: record, derived }
+      if (op === 'redact') {
+        const view = await this.reader.get(target)
+        data.skeleton = (view ? redactionSkeleton(view) : { id: target }) as JsonValue
+      }
+      entries.push({ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data })
+    }
+    if (entries.length > 0) await this.append(entries)
+    return entries.length
   }
 
   /**

@@ -25,7 +25,23 @@ export const MEMORY_OPS = {
   supersede: 'memory.supersede',
   delete: 'memory.delete',
   redact: 'memory.redact',
+  foreign: 'memory.foreign',
 } as const
+
+/** Lines of a record kind Cairn does not know (Portable Memory passthrough), kept verbatim. */
+export interface ForeignLines {
+  readonly kind: string
+  readonly lines: readonly string[]
+}
+
+/** Reads a `memory.foreign` body: `{ kind, lines }` with an unknown kind and string lines. */
+export function decodeForeignLines(body: EventBody): ForeignLines | undefined {
+  if (body.op !== MEMORY_OPS.foreign) return undefined
+  const data = body.data
+  if (!isObject(data) || typeof data.kind !== 'string' || data.kind.length === 0 || isRecordKind(data.kind)) return undefined
+  if (!isStringArray(data.lines)) return undefined
+  return { kind: data.kind, lines: data.lines }
+}
 
 export interface DerivedRecord {
   readonly kind: RecordKind

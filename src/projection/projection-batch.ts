@@ -15,7 +15,8 @@ import type { LogStorage } from '../log/storage.js'
 import { kindSpec, type RecordKind } from './kinds.js'
 import { materialize, referencedIds, type Materialized, type RecordView } from './materialize.js'
 import type { RecordCache } from './record-cache.js'
-import { decodeMemoryOperation, type MemoryOperation } from './operations.js'
+import { createHash } from 'node:crypto'
+import { decodeForeignLines, decodeMemoryOperation, type MemoryOperation } from './operations.js'
 import { decodeJson, decodeState, decodeView, encodeJson, encodeState, encodeView } from './projection-codec.js'
 import { encodeFacets, facetsOf, indexKeysOf, searchableText } from './projection-indexes.js'
 import { idFromKey, type ProjectionKeys } from './projection-keys.js'
@@ -126,9 +127,32 @@ export class ProjectionBatch {
 
   /** Applies a run of events in order; their records' states are read in one go first. */
   async applyEvents(events: readonly LogEvent[]): Promise<void> {
+    await this.keepForeignLines(events)
     const decoded = events.map((event) => (event.body ? decodeMemoryOperation(event.body) : undefined))
     await this.load(decoded.flatMap((operation) => (operation ? [operation.id, ...(operation.derived ?? []).map((record) => record.id)] : [])))
     for (let i = 0; i < events.length; i++) await this.applyEvent(events[i] as LogEvent, decoded[i])
+  }
+
+  /**
+   * Lines of unknown kinds are stored once each (keyed by their hash, so importing a bundle
+   * again changes nothing), remembering the order they were first seen in for re-export.
+   */
+  private async keepForeignLines(events: readonly LogEvent[]): Promise<void> {
+    const pending = new Map<string, { key: string; value: Uint8Array }>()
+    for (const event of events) {
+      const foreign = event.body ? decodeForeignLines(event.body) : undefined
+      if (!foreign) continue
+      foreign.lines.forEach((line, index) => {
+        const key = this.keys.foreign(foreign.kind, createHash('sha256').update(line).digest('hex'))
+        if (!pending.has(key)) pending.set(key, { key, value: encodeJson([event.local, index, line]) })
+      })
+    }
+    if (pending.size === 0) return
+    const entries = [...pending.values()]
+    const stored = await this.storage.getMany(entries.map((entry) => entry.key))
+    entries.forEach((entry, i) => {
+      if (stored[i] === undefined) this.writes.push({ type: 'put', key: entry.key, value: entry.value })
+    })
   }
 
   private async applyEvent(event: LogEvent, decoded: MemoryOperation | undefined): Promise<void> {

@@ -14,6 +14,7 @@
  *   q:d:<id>                the Portable Memory tombstone of a deleted or redacted record
  *   q:f:<id>                a supersede conflict on the record
  *   q:x:…                   the full-text index (text-index.ts)
+ *   q:F:<kind>:<sha256>     a line of an unknown record kind, kept verbatim, with its first-seen order
  *
  * Index keys embed values (kinds, tags, contexts) verbatim; a separator ':' in a value would
  * blur boundaries, so values are escaped (escapeKeyPart).
@@ -59,6 +60,9 @@ export function projectionKeys(space: string) {
     conflict: (id: string) => `${root}f:${part(id)}`,
     conflictPrefix: `${root}f:`,
     textIndex: `${root}x:`,
+    foreign: (kind: string, hash: string) => `${root}F:${part(kind)}:${hash}`,
+    foreignKindPrefix: (kind: string) => `${root}F:${part(kind)}:`,
+    foreignPrefix: `${root}F:`,
     end: (prefix: string) => `${prefix}\uffff`,
   }
 }

@@ -230,6 +230,21 @@ export class ProjectionReader {
     return out
   }
 
+  /** Lines of unknown record kinds, per kind, in the order they were first seen. */
+  async foreignLines(): Promise<Record<string, string[]>> {
+    const rows: { kind: string; local: number; index: number; line: string }[] = []
+    const prefix = this.keys.foreignPrefix
+    for await (const [key, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
+      const kind = decodeURIComponent(key.slice(prefix.length, key.lastIndexOf(':')))
+      const [local, index, line] = decodeJson(value) as [number, number, string]
+      rows.push({ kind, local, index, line })
+    }
+    rows.sort((a, b) => a.local - b.local || a.index - b.index)
+    const out: Record<string, string[]> = {}
+    for (const row of rows) (out[row.kind] ??= []).push(row.line)
+    return out
+  }
+
   /** Portable Memory tombstone records of deleted and redacted records. */
   async tombstones(): Promise<{ readonly [key: string]: JsonValue }[]> {
     const out: { readonly [key: string]: JsonValue }[] = []
