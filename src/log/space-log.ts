@@ -6,30 +6,29 @@
  * each author's stored chain ends at a signed event; an erased body is never stored again.
  */
 import { assertArray, assertBoolean, assertInteger, assertKnownKeys, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
-import { AuthError, CairnError, InputError, LimitError } from '../errors.js'
+import { AuthError, CairnError, InputError } from '../errors.js'
 import { ApplyBatch, NO_DEPS, type StagedEvent } from './apply-batch.js'
 import { GRANT_OP, REVOKE_OP, REVOKE_TOKEN_OP, RIGHTS, type Right } from './authorization.js'
-import { authenticateChains, type Equivocation } from './chain-authentication.js'
+import type { Equivocation } from './chain-authentication.js'
 import type { JsonValue } from './canonical-json.js'
 import type { Clock } from './clock.js'
 import type { CryptoProvider } from './crypto/index.js'
-import { assertEnvelopeList, decodeEnvelope, type DecodedEvent } from './decode-envelope.js'
-import { decodeBody, decodeHeader, MAX_OP_LENGTH, type EventEnvelope, type EventKind } from './event.js'
+import { decodeHeader, MAX_OP_LENGTH, type EventEnvelope, type EventKind } from './event.js'
 import { buildEvent } from './event-builder.js'
 import { nextHlc } from './hlc.js'
 import { assertIdentity, type Identity } from './identity.js'
 import { assertAuthorKey, assertEventId, type AuthorKey, type EventId, type SpaceId } from './ids.js'
-import { planIngest, type Candidate } from './ingest-plan.js'
+import { decodeIngestInput, ingestDecoded, type IngestContext } from './ingest-run.js'
 import { Listeners } from './listeners.js'
 import { toEnvelope, toLogEvent, type LogEvent } from './log-event.js'
 import { verifyLog, type VerifyReport } from './log-verifier.js'
 import { Mutex } from './mutex.js'
 import { eventSignable } from './signable.js'
-import { requirementsOf, type SpaceState } from './space-state.js'
+import type { SpaceState } from './space-state.js'
 import type { LogStorage, StorageWrite } from './storage.js'
 import { keys } from './store-keys.js'
 import {
-  decodeEventRecord, decodeIdRun, decodePending, encodeEquivocation, encodeEventRecord, encodePending,
+  decodeEventRecord, decodeIdRun, encodeEquivocation, encodeEventRecord,
   type EquivocationRecord, type EventRecord,
 } from './store-records.js'
 import { assertVersionVector, sortVector, type VersionVector } from './version-vector.js'
@@ -40,8 +39,11 @@ import { assertVersionVector, sortVector, type VersionVector } from './version-v
  */
 export const MAX_SEGMENT_EVENTS = 1000
 
-/** More held events than this in one space is refused: a peer cannot fill the disk with orphans. */
-export const MAX_HELD_EVENTS = 250_000
+/**
+ * …and at least every this many bytes of headers and bodies (a body is at most 1 MiB), so a
+ * segment of large bodies also fits a sync frame (32 MiB).
+ */
+export const MAX_SEGMENT_BYTES = 8 * 1024 * 1024
 
 export interface AppendEntry {
   readonly op: string
@@ -84,13 +86,19 @@ function validateEntry(entry: unknown, index: number): AppendEntry {
 export class SpaceLog {
   private readonly listeners = new Listeners<SpaceLogEvents>()
   private readonly mutex = new Mutex()
+  private readonly ingestContext: IngestContext
 
   constructor(
     private readonly storage: LogStorage,
     private readonly state: SpaceState,
     private readonly crypto: CryptoProvider,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.ingestContext = {
+      storage, state, crypto, space: state.space, nowMs: () => clock.nowMs(),
+      recordEquivocation: (equivocation) => this.recordEquivocation(equivocation),
+    }
+  }
 
   get space(): SpaceId {
     return this.state.space
@@ -198,9 +206,17 @@ export class SpaceLog {
         }, this.crypto, salts.subarray(16 * i, 16 * (i + 1)))
         staged.push(i === 0 ? await batch.apply(event) : batch.applyWith(event, NO_DEPS))
       }
+      let segmentEvents = 0
+      let segmentBytes = 0
       for (let i = 0; i < staged.length; i++) {
         const item = staged[i] as StagedEvent
-        if (signEach || i === staged.length - 1 || (i + 1) % MAX_SEGMENT_EVENTS === 0) item.signature = identity.sign(eventSignable(item.event.id))
+        segmentEvents++
+        segmentBytes += item.event.headerText.length + (item.event.bodyBytes?.length ?? 0)
+        if (signEach || i === staged.length - 1 || segmentEvents >= MAX_SEGMENT_EVENTS || segmentBytes >= MAX_SEGMENT_BYTES) {
+          item.signature = identity.sign(eventSignable(item.event.id))
+          segmentEvents = 0
+          segmentBytes = 0
+        }
       }
       await this.storage.write(batch.writes())
       batch.commit()
@@ -215,81 +231,10 @@ export class SpaceLog {
    * @throws VerifyError, AuthError (EQUIVOCATION names both ids), InputError, LimitError
    */
   async ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
-    const list = assertEnvelopeList(events)
-    const decoded = new Map<EventId, DecodedEvent>()
-    list.forEach((value, index) => {
-      const event = decodeEnvelope(value, index, this.space, this.crypto)
-      const seen = decoded.get(event.id)
-      // Keep the richest copy of a duplicated envelope.
-      if (!seen || (!seen.signature && event.signature) || (!seen.body && event.body)) {
-        decoded.set(event.id, { ...seen, ...event, ...(seen?.signature && !event.signature ? { signature: seen.signature } : {}) })
-      }
-    })
+    const decoded = decodeIngestInput(events, this.space, this.crypto)
     return this.mutex.run(async () => {
-      const auth = await authenticateChains([...decoded.values()], this.state, this.crypto)
-      if (auth.equivocation) throw await this.recordEquivocation(auth.equivocation)
-      const fresh: Candidate[] = auth.fresh.map(({ event, segmentEnd }) => ({ event, segmentEnd, wasHeld: false }))
-      const plan = await planIngest(fresh, this.state, this.space, (id) => this.loadHeld(id))
-      if (this.state.pending.size + plan.hold.length > MAX_HELD_EVENTS) {
-        throw new LimitError('TOO_MANY_HELD', `holding more than ${MAX_HELD_EVENTS} events with missing dependencies`, { space: this.space })
-      }
-
-      const batch = new ApplyBatch(this.state, this.clock.nowMs())
-      const rejected: { id: EventId; error: CairnError }[] = []
-      const dropped = new Set<EventId>()
-      for (const candidate of plan.apply) {
-        const { event } = candidate
-        const requires = requirementsOf(event.id, event.header, this.space)
-        if (requires.some((id) => dropped.has(id))) {
-          dropped.add(event.id)
-          if (candidate.wasHeld) rejected.push({ id: event.id, error: new InputError('DEPENDENCY_REJECTED', 'depends on a rejected event', { event: event.id }) })
-          continue
-        }
-        try {
-          if (event.header.deps.length > 0) await batch.apply(event)
-          else batch.applyWith(event, NO_DEPS)
-        } catch (error) {
-          const failure = batch.equivocation ? await this.recordEquivocation(batch.equivocation) : error
-          batch.equivocation = undefined
-          if (!candidate.wasHeld || !(failure instanceof CairnError)) throw failure
-          dropped.add(event.id)
-          rejected.push({ id: event.id, error: failure })
-        }
-      }
-
-      const writes: StorageWrite[] = batch.writes()
-      const filled = await this.fillBodies(auth.duplicates, writes)
-      for (const candidate of plan.apply) {
-        if (candidate.wasHeld) writes.push({ type: 'del', key: keys.pending(this.space, candidate.event.id) })
-      }
-      for (const { event, segmentEnd } of plan.hold) {
-        writes.push({
-          type: 'put',
-          key: keys.pending(this.space, event.id),
-          value: encodePending({
-            id: event.id, header: event.headerText, segmentEnd,
-            ...(event.bodyBytes ? { body: event.bodyBytes } : {}),
-            ...(event.signature ? { signature: event.signature } : {}),
-          }),
-        })
-      }
-      await this.storage.write(writes)
-      batch.commit()
-      for (const candidate of plan.apply) if (candidate.wasHeld) this.state.release(candidate.event.id)
-      for (const { event, segmentEnd } of plan.hold) {
-        await this.state.hold({
-          id: event.id, author: event.header.author, seq: event.header.seq,
-          ...(event.header.prev ? { prev: event.header.prev } : {}),
-          requires: requirementsOf(event.id, event.header, this.space), segmentEnd,
-        })
-      }
-      return {
-        applied: this.announce(batch.applied),
-        held: plan.hold.map((candidate) => candidate.event.id),
-        duplicates: auth.duplicates.length,
-        filled,
-        rejected,
-      }
+      const outcome = await ingestDecoded(this.ingestContext, decoded)
+      return { ...outcome, applied: this.announce(outcome.applied) }
     })
   }
 
@@ -470,39 +415,6 @@ export class SpaceLog {
       if (bytes) events.push(toLogEvent(id, decodeEventRecord(bytes, keys.event(this.space, id))))
     })
     return events
-  }
-
-  private async loadHeld(id: EventId): Promise<Candidate> {
-    const key = keys.pending(this.space, id)
-    const bytes = await this.storage.get(key)
-    if (!bytes) throw new InputError('UNKNOWN_EVENT', 'held event is missing from the store', { event: id })
-    const record = decodePending(bytes, key)
-    const header = decodeHeader(record.header, id)
-    return {
-      event: {
-        id, header, headerText: record.header,
-        ...(record.body ? { body: decodeBody(record.body, id), bodyBytes: record.body } : {}),
-        ...(record.signature ? { signature: record.signature } : {}),
-      },
-      segmentEnd: record.segmentEnd,
-      wasHeld: true,
-    }
-  }
-
-  private async fillBodies(duplicates: readonly DecodedEvent[], writes: StorageWrite[]): Promise<EventId[]> {
-    const candidates = duplicates.filter((event) => event.bodyBytes !== undefined)
-    if (candidates.length === 0) return []
-    const values = await this.storage.getMany(candidates.map((event) => keys.event(this.space, event.id)))
-    const filled: EventId[] = []
-    candidates.forEach((event, i) => {
-      const bytes = values[i]
-      if (!bytes) return
-      const record = decodeEventRecord(bytes, keys.event(this.space, event.id))
-      if (record.erased || record.body !== undefined) return
-      writes.push({ type: 'put', key: keys.event(this.space, event.id), value: encodeEventRecord({ ...record, body: event.bodyBytes as Uint8Array }) })
-      filled.push(event.id)
-    })
-    return filled
   }
 
   /** Flags the author (once, persistently) and returns the error to throw. */

@@ -10,23 +10,25 @@
  * one atomic batch), then applies it to the projection before returning, so a read right after
  * a write sees it. Other replicas' events come in through `ingest`.
  */
-import { assertArray, assertInteger, assertNonEmptyString, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
-import { canonicalJson, type JsonValue, type EventEnvelope, type IngestResult, type Right, type SpaceLog, type VersionVector } from '../log/index.js'
+import { assertArray, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
+import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
 import {
-  decodeState, formatTimestamp, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, validateCreate, validatePatch, isRecordKind,
-  Projection, ProjectionReader, type ProjectionFeatures,
+  formatTimestamp, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, validatePatch, type ProjectionFeatures,
   type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
 } from '../projection/index.js'
-import { planForget, type DerivedBlock } from './forget-plan.js'
+import { planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
-import type { CryptoProvider, Identity, LogStore } from '../log/index.js'
+import { MemoryCore, refuseTombstoned } from './memory-core.js'
+import { createEntry, redactionSkeleton, signTombstone, type Tombstone } from './record-entries.js'
+import * as bulk from './bulk-writes.js'
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
 import { parseFilter, parseAsOf, MAX_QUERY_LIMIT, DEFAULT_QUERY_LIMIT } from './memory-inputs.js'
 
 export type { MemoryOptions } from './memory-engine.js'
+export type { Tombstone } from './record-entries.js'
 
 export type RememberInput = { readonly kind: RecordKind } & { readonly [field: string]: unknown }
 
@@ -38,18 +40,6 @@ export interface QueryInput extends FilterInput {
   readonly asOf?: Date | number | string
   readonly limit?: number
   readonly cursor?: string
-}
-
-export interface Tombstone {
-  readonly id: string
-  readonly op: 'delete' | 'redact'
-  readonly targetKind: RecordKind
-  readonly targetID: string
-  readonly deletedAt: string
-  readonly actor: string
-  readonly derived: DerivedBlock
-  readonly reason?: string
-  readonly signature: string
 }
 
 export interface HistoryItem {
@@ -68,7 +58,11 @@ export interface MemoryChange {
 }
 
 export class Memory {
-  private constructor(private readonly engine: Engine, private readonly projection: Projection, private readonly reader: ProjectionReader) {}
+  private readonly engine: Engine
+
+  private constructor(private readonly core: MemoryCore) {
+    this.engine = core.engine
+  }
 
   /**
    * Opens a replica. With `path`, a Cairn home directory (created on first use); without, in
@@ -78,7 +72,7 @@ export class Memory {
   static async open(options: MemoryOptions = {}): Promise<Memory> {
     const engine = await openEngine(options)
     try {
-      return await Memory.onEngine(engine)
+      return new Memory(await MemoryCore.open(engine))
     } catch (error) {
       await engine.store.close()
       throw error
@@ -90,20 +84,7 @@ export class Memory {
    * leaves the store open.
    */
   static async attach(store: LogStore, space: string, identity: Identity, features?: ProjectionFeatures): Promise<Memory> {
-    return Memory.onEngine({ store, log: await store.openSpace(space), identity, sharedStore: true }, features)
-  }
-
-  private static async onEngine(engine: Engine, features?: ProjectionFeatures): Promise<Memory> {
-    const projection = await Projection.open(engine.store.storage, engine.log, features)
-    const reader = new ProjectionReader(engine.store.storage, projection.keys, projection.textIndex, () => projection.cursor)
-    return new Memory(engine, projection, reader)
-  }
-
-  /** A projection catch-up that reads must wait for (events stored by sync, not yet projected). */
-  private pending: Promise<unknown> | undefined
-
-  private async settled(): Promise<void> {
-    while (this.pending) await this.pending
+    return new Memory(await MemoryCore.open({ store, log: await store.openSpace(space), identity, sharedStore: true }, features))
   }
 
   /** The space id. */
@@ -141,60 +122,6 @@ export class Memory {
     return new SyncClient(this, assertNonEmptyString(url, 'url'), assertOptions(options, ['token', 'live', 'relayKey', 'initialDelayMs', 'maxDelayMs'], 'options') as SyncOptions).start()
   }
 
-  private now(): number {
-    return this.engine.store.clock.nowMs()
-  }
-
-  private async append(entries: { op: string; data: JsonValue }[]): Promise<void> {
-    await this.settled()
-    const events = entries.length === 1
-      ? [await this.engine.log.append(this.engine.identity, entries[0] as { op: string; data: JsonValue })]
-      : await this.engine.log.appendBatch(this.engine.identity, entries)
-    await this.projection.catchUp(events)
-  }
-
-  private async state(id: string) {
-    await this.settled()
-    const bytes = await this.engine.store.storage.get(this.projection.keys.state(id))
-    return bytes ? decodeState(bytes, id) : undefined
-  }
-
-  /** A record that can still change: present, not deleted, not redacted. */
-  private async existing(id: unknown, label = 'id'): Promise<RecordView> {
-    await this.settled()
-    const recordId = assertNonEmptyString(id, label)
-    const view = await this.reader.get(recordId)
-    const tombstone = (await this.state(recordId))?.tombstone
-    if (tombstone) this.refuseTombstoned(tombstone.op, label)
-    if (!view) throw new InputError('UNKNOWN_RECORD', 'no such record', { field: label })
-    return view
-  }
-
-  private refuseTombstoned(op: 'delete' | 'redact', label: string): never {
-    if (op === 'redact') throw new InputError('REDACTED', 'the record was redacted; its content cannot change', { field: label })
-    throw new InputError('FORGOTTEN', 'the record was deleted, and its id never returns', { field: label })
-  }
-
-  private createEntry(input: unknown): { op: string; data: JsonValue; id: string; kind: RecordKind; fields: Record<string, JsonValue> } {
-    const raw = assertObject(input, 'record')
-    if (!isRecordKind(raw.kind)) throw new InputError('UNKNOWN_KIND', `unknown record kind ${JSON.stringify(String(raw.kind)).slice(0, 40)}`, { field: 'kind' })
-    const kind = raw.kind
-    const { kind: _kind, ...rest } = raw
-    const random = (bytes: number) => Buffer.from(this.engine.store.crypto.randomBytes(bytes)).toString('hex')
-    const record = validateCreate(kind, rest, { nowMs: this.now(), randomHex: random })
-    const spec = kindSpec(kind)
-    const fields: Record<string, JsonValue> = {}
-    const texts: Record<string, string[]> = {}
-    for (const [field, value] of Object.entries(record.fields)) {
-      if (spec.fields[field]?.merge === 'text') {
-        const initial = typeof value === 'string' ? value : ''
-        texts[field] = initial ? encodeChanges(spliceText(baseTextDocument(), this.author, 0, 0, initial, this.now()).changes) : []
-      } else fields[field] = value
-    }
-    const data = { kind, id: record.id, fields, ...(Object.keys(texts).length > 0 ? { texts } : {}), ...(Object.keys(record.ext).length > 0 ? { ext: record.ext } : {}) }
-    return { op: MEMORY_OPS.create, data, id: record.id, kind, fields: record.fields }
-  }
-
   /**
    * Stores a record of any Portable Memory kind and returns its id. Fields left out take the
    * documented defaults (an episode needs only `summary` or `details`). Remembering an existing
@@ -202,10 +129,10 @@ export class Memory {
    * @throws InputError UNKNOWN_KIND, MISSING_FIELD, WRONG_TYPE, … naming the field; FORGOTTEN
    */
   async remember(record: RememberInput): Promise<string> {
-    const entry = this.createEntry(record)
-    const tombstone = (await this.state(entry.id))?.tombstone
-    if (tombstone) this.refuseTombstoned(tombstone.op, 'id')
-    await this.append([{ op: entry.op, data: entry.data }])
+    const entry = createEntry(this.core, record)
+    const tombstone = (await this.core.state(entry.id))?.tombstone
+    if (tombstone) refuseTombstoned(tombstone.op, 'id')
+    await this.core.append([{ op: entry.op, data: entry.data }])
     return entry.id
   }
 
@@ -214,54 +141,22 @@ export class Memory {
    * events under one signature (the bulk path for imports). Returns their ids in order.
    * @throws InputError naming the record index and field; nothing is written on any refusal
    */
-  async rememberMany(records: readonly RememberInput[]): Promise<string[]> {
-    const list = assertArray(records, 'records')
-    const entries = list.map((record, index) => {
-      try {
-        return this.createEntry(record)
-      } catch (error) {
-        if (error instanceof InputError) throw new InputError(error.code, `records[${index}]: ${error.message}`, { ...error.where, path: `records[${index}]` })
-        throw error
-      }
-    })
-    const states = await this.engine.store.storage.getMany(entries.map((entry) => this.projection.keys.state(entry.id)))
-    states.forEach((bytes, index) => {
-      const tombstone = bytes ? decodeState(bytes, (entries[index] as { id: string }).id).tombstone : undefined
-      if (tombstone) this.refuseTombstoned(tombstone.op, `records[${index}].id`)
-    })
-    if (entries.length > 0) await this.append(entries.map((entry) => ({ op: entry.op, data: entry.data })))
-    return entries.map((entry) => entry.id)
+  rememberMany(records: readonly RememberInput[]): Promise<string[]> {
+    return bulk.rememberMany(this.core, records)
   }
 
   /**
    * Keeps lines of a record kind Cairn does not know (Portable Memory passthrough) verbatim, so
    * they sync and export again byte for byte. Lines already kept are not added twice.
    */
-  async rememberForeign(kind: string, lines: readonly string[]): Promise<void> {
-    const name = assertNonEmptyString(kind, 'kind')
-    if (isRecordKind(name)) throw new InputError('KNOWN_KIND', `${name} is a known kind; use remember`, { field: 'kind' })
-    const list = assertArray(lines, 'lines').map((line, i) => assertString(line, `lines[${i}]`))
-    const entries: { op: string; data: JsonValue }[] = []
-    let chunk: string[] = []
-    let size = 0
-    for (const line of list) {
-      // Stay well under the body limit: several events when the lines are many.
-      if (chunk.length > 0 && size + line.length > 256 * 1024) {
-        entries.push({ op: MEMORY_OPS.foreign, data: { kind: name, lines: chunk } })
-        chunk = []
-        size = 0
-      }
-      chunk.push(line)
-      size += line.length + 8
-    }
-    if (chunk.length > 0) entries.push({ op: MEMORY_OPS.foreign, data: { kind: name, lines: chunk } })
-    if (entries.length > 0) await this.append(entries)
+  rememberForeign(kind: string, lines: readonly string[]): Promise<void> {
+    return bulk.rememberForeign(this.core, kind, lines)
   }
 
   /** Lines of unknown kinds kept by rememberForeign, per kind, in first-seen order. */
   async foreignLines(): Promise<Record<string, string[]>> {
-    await this.settled()
-    return this.reader.foreignLines()
+    await this.core.settled()
+    return this.core.reader.foreignLines()
   }
 
   /**
@@ -269,31 +164,8 @@ export class Memory {
    * target and the records its `derived` block names, keeping the tombstone record as it is
    * (its id and signature). Deleting what was never here still blocks it from ever arriving.
    */
-  async importTombstones(tombstones: readonly { readonly [key: string]: JsonValue }[]): Promise<number> {
-    const entries: { op: string; data: JsonValue }[] = []
-    for (const [index, value] of assertArray(tombstones, 'tombstones').entries()) {
-      const record = assertObject(value, `tombstones[${index}]`) as { [key: string]: JsonValue }
-      const op = assertOneOf(record.op, ['delete', 'redact'], `tombstones[${index}].op`)
-      const kind = record.targetKind
-      if (!isRecordKind(kind)) throw new InputError('UNKNOWN_KIND', 'tombstone targets an unknown kind', { field: `tombstones[${index}].targetKind` })
-      const target = assertNonEmptyString(record.targetID, `tombstones[${index}].targetID`)
-      const state = await this.state(target)
-      if (state?.tombstone?.op === 'delete' || (state?.tombstone && op === 'redact')) continue
-      const derivedBlock = (typeof record.derived === 'object' && record.derived !== null && !Array.isArray(record.derived) ? record.derived : {}) as Record<string, JsonValue>
-      const ids = (field: string): string[] => (Array.isArray(derivedBlock[field]) ? (derivedBlock[field] as JsonValue[]).filter((id): id is string => typeof id === 'string') : [])
-      const derived = op === 'delete'
-        ? [...ids('factIDs').map((id) => ({ kind: 'fact', id })), ...ids('edgeIDs').map((id) => ({ kind: 'edge', id })),
-          ...ids('entityIDs').map((id) => ({ kind: 'entity', id })), ...ids('chunkIDs').map((id) => ({ kind: 'chunk', id }))]
-        : []
-      const data: Record<string, JsonValue> = { kind, id: target, tombstone: record, derived }
-      if (op === 'redact') {
-        const view = await this.reader.get(target)
-        data.skeleton = (view ? redactionSkeleton(view) : { id: target }) as JsonValue
-      }
-      entries.push({ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data })
-    }
-    if (entries.length > 0) await this.append(entries)
-    return entries.length
+  importTombstones(tombstones: readonly { readonly [key: string]: JsonValue }[]): Promise<number> {
+    return bulk.importTombstones(this.core, tombstones)
   }
 
   /**
@@ -302,9 +174,9 @@ export class Memory {
    * Facts and edges are not overwritten in their temporal fields: use `supersede`.
    */
   async update(id: string, changes: PatchInput): Promise<void> {
-    const view = await this.existing(id)
+    const view = await this.core.existing(id)
     const patch = validatePatch(view.kind, changes)
-    await this.append([{ op: MEMORY_OPS.patch, data: { kind: view.kind, id: view.id, ...patch } as unknown as JsonValue }])
+    await this.core.append([{ op: MEMORY_OPS.patch, data: { kind: view.kind, id: view.id, ...patch } as unknown as JsonValue }])
   }
 
   /**
@@ -312,29 +184,8 @@ export class Memory {
    * All are validated first; nothing is written if any is refused.
    * @throws InputError naming the update index and field
    */
-  async updateMany(updates: readonly { readonly id: string; readonly changes: PatchInput }[]): Promise<void> {
-    const list = assertArray(updates, 'updates')
-    const ids = list.map((update, index) => assertNonEmptyString(assertObject(update, `updates[${index}]`).id, `updates[${index}].id`))
-    const views = await Promise.all([...new Set(ids)].map(async (id) => [id, await this.reader.get(id)] as const))
-    const byId = new Map(views)
-    const states = await this.engine.store.storage.getMany([...byId.keys()].map((id) => this.projection.keys.state(id)))
-    ;[...byId.keys()].forEach((id, index) => {
-      const bytes = states[index]
-      const tombstone = bytes ? decodeState(bytes, id).tombstone : undefined
-      if (tombstone) this.refuseTombstoned(tombstone.op, `updates[${ids.indexOf(id)}].id`)
-      if (!byId.get(id)) throw new InputError('UNKNOWN_RECORD', 'no such record', { field: `updates[${ids.indexOf(id)}].id` })
-    })
-    const entries = list.map((update, index) => {
-      const view = byId.get(ids[index] as string) as RecordView
-      try {
-        const patch = validatePatch(view.kind, (update as { changes: PatchInput }).changes)
-        return { op: MEMORY_OPS.patch, data: { kind: view.kind, id: view.id, ...patch } as unknown as JsonValue }
-      } catch (error) {
-        if (error instanceof InputError) throw new InputError(error.code, `updates[${index}]: ${error.message}`, { ...error.where, path: `updates[${index}]` })
-        throw error
-      }
-    })
-    if (entries.length > 0) await this.append(entries)
+  updateMany(updates: readonly { readonly id: string; readonly changes: PatchInput }[]): Promise<void> {
+    return bulk.updateMany(this.core, updates)
   }
 
   /**
@@ -343,16 +194,16 @@ export class Memory {
    * supersedes of one record are all kept and reported by `conflicts()`.
    */
   async supersede(id: string, replacement: { readonly [field: string]: unknown }, options: { validFrom?: string; source?: ClaimClass } = {}): Promise<string> {
-    const old = await this.existing(id)
+    const old = await this.core.existing(id)
     const spec = kindSpec(old.kind)
     if (!spec.validTime) throw new InputError('NOT_TEMPORAL', `${old.kind} records are not bi-temporal; use update`, { field: 'id' })
     const raw = assertOptions(options, ['validFrom', 'source'], 'options')
-    const validFrom = raw.validFrom === undefined ? formatTimestamp(this.now()) : normalizeTimestamp(raw.validFrom, 'options.validFrom')
+    const validFrom = raw.validFrom === undefined ? formatTimestamp(this.core.now()) : normalizeTimestamp(raw.validFrom, 'options.validFrom')
     const source = raw.source === undefined ? 'asserted' : (assertString(raw.source, 'options.source') as ClaimClass)
     if (!CLAIM_CLASSES.includes(source)) throw new InputError('BAD_VALUE', `source must be one of ${CLAIM_CLASSES.join(', ')}`, { field: 'options.source' })
-    const entry = this.createEntry({ ...assertObject(replacement, 'replacement'), kind: old.kind, [spec.validTime.from]: validFrom })
+    const entry = createEntry(this.core, { ...assertObject(replacement, 'replacement'), kind: old.kind, [spec.validTime.from]: validFrom })
     const confidence = typeof entry.fields.confidence === 'number' ? entry.fields.confidence : 0
-    await this.append([
+    await this.core.append([
       { op: entry.op, data: entry.data },
       { op: MEMORY_OPS.supersede, data: { kind: old.kind, id: old.id, by: entry.id, at: validFrom, validFrom, confidence, source } },
     ])
@@ -361,21 +212,14 @@ export class Memory {
 
   private async tombstone(id: string, op: 'delete' | 'redact', options: { reason?: string } = {}): Promise<Tombstone> {
     // A delete may follow a redaction (delete beats redact); nothing may follow a delete.
-    const view = op === 'delete' && (await this.status(id)) === 'redacted' ? (await this.reader.get(id)) as RecordView : await this.existing(id)
+    const view = op === 'delete' && (await this.status(id)) === 'redacted' ? (await this.core.reader.get(id)) as RecordView : await this.core.existing(id)
     const raw = assertOptions(options, ['reason'], 'options')
     const reason = raw.reason === undefined ? undefined : assertString(raw.reason, 'options.reason')
-    const plan = op === 'delete' ? await planForget(this.engine.store.storage, this.projection.keys, view) : { derived: { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] }, records: [] }
-    const random = Buffer.from(this.engine.store.crypto.randomBytes(8)).toString('hex')
-    const unsigned = {
-      id: `tomb_${random}`, op, targetKind: view.kind, targetID: view.id, deletedAt: formatTimestamp(this.now()),
-      actor: this.author, derived: plan.derived, ...(reason !== undefined ? { reason } : {}),
-    }
-    // Portable Memory §5: ed25519:<public key>:<signature over the canonical line without signature>.
-    const signature = Buffer.from(this.engine.identity.sign(new TextEncoder().encode(canonicalJson(unsigned)))).toString('hex')
-    const tombstone: Tombstone = { ...unsigned, signature: `ed25519:${this.author}:${signature}` }
+    const plan = op === 'delete' ? await planForget(this.engine.store.storage, this.core.projection.keys, view) : { derived: { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] }, records: [] }
+    const tombstone = signTombstone(this.core, { op, targetKind: view.kind, targetID: view.id, derived: plan.derived, ...(reason !== undefined ? { reason } : {}) })
     const data: Record<string, JsonValue> = { kind: view.kind, id: view.id, tombstone: tombstone as unknown as JsonValue, derived: plan.records as unknown as JsonValue }
     if (op === 'redact') data.skeleton = redactionSkeleton(view) as JsonValue
-    await this.append([{ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data }])
+    await this.core.append([{ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data }])
     return tombstone
   }
 
@@ -398,23 +242,23 @@ export class Memory {
    * current text to `text`. Concurrent edits from several agents all survive.
    */
   async editText(id: string, text: string, options: { field?: string } = {}): Promise<void> {
-    await this.textChange(id, options.field ?? 'content', (document) => editTextDocument(document, this.author, assertString(text, 'text'), this.now()))
+    await this.textChange(id, options.field ?? 'content', (document) => editTextDocument(document, this.author, assertString(text, 'text'), this.core.now()))
   }
 
   /** Appends to a collaborative text field; concurrent appends by two agents both survive. */
   async appendText(id: string, text: string, options: { field?: string } = {}): Promise<void> {
     const addition = assertString(text, 'text')
     await this.textChange(id, options.field ?? 'content', (document) =>
-      spliceText(document, this.author, [...textOf(document)].length === 0 ? 0 : textOf(document).length, 0, addition, this.now()))
+      spliceText(document, this.author, [...textOf(document)].length === 0 ? 0 : textOf(document).length, 0, addition, this.core.now()))
   }
 
   private async textChange(id: string, field: string, edit: (document: Uint8Array) => { changes: Uint8Array[] }): Promise<void> {
-    const view = await this.existing(id)
+    const view = await this.core.existing(id)
     if (kindSpec(view.kind).fields[field]?.merge !== 'text') throw new InputError('NOT_TEXT', `${view.kind}.${field} is not a collaborative text field`, { field: 'field' })
-    const state = await this.state(view.id)
+    const state = await this.core.state(view.id)
     const { changes } = edit(state?.texts[field] ?? baseTextDocument())
     if (changes.length === 0) return
-    await this.append([{ op: MEMORY_OPS.text, data: { kind: view.kind, id: view.id, field, changes: encodeChanges(changes) } }])
+    await this.core.append([{ op: MEMORY_OPS.text, data: { kind: view.kind, id: view.id, field, changes: encodeChanges(changes) } }])
   }
 
   /**
@@ -422,45 +266,45 @@ export class Memory {
    * never returns), or `absent` (never seen, or only operations on it arrived so far).
    */
   async status(id: string): Promise<'absent' | 'visible' | 'redacted' | 'deleted'> {
-    await this.settled()
-    const state = await this.state(assertNonEmptyString(id, 'id'))
+    await this.core.settled()
+    const state = await this.core.state(assertNonEmptyString(id, 'id'))
     if (state?.tombstone) return state.tombstone.op === 'delete' ? 'deleted' : 'redacted'
-    return (await this.reader.get(id)) ? 'visible' : 'absent'
+    return (await this.core.reader.get(id)) ? 'visible' : 'absent'
   }
 
   /** A record by id, or as this replica showed it at a recorded time. */
   async get(id: string, options: { asOf?: Date | number | string } = {}): Promise<RecordView | undefined> {
-    await this.settled()
+    await this.core.settled()
     const recordId = assertNonEmptyString(id, 'id')
     const raw = assertOptions(options, ['asOf'], 'options')
     const asOfMs = raw.asOf === undefined ? undefined : parseAsOf(raw.asOf)
-    return this.reader.get(recordId, asOfMs === undefined ? {} : { asOfMs })
+    return this.core.reader.get(recordId, asOfMs === undefined ? {} : { asOfMs })
   }
 
   /** Records matching a filter, a page at a time (pass `cursor` back for the next page). */
   async query(input: QueryInput = {}): Promise<{ records: RecordView[]; cursor?: string }> {
-    await this.settled()
+    await this.core.settled()
     const raw = assertOptions(input, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'asOf', 'limit', 'cursor'], 'query')
     const filter = parseFilter(raw)
     const limit = raw.limit === undefined ? DEFAULT_QUERY_LIMIT : assertInteger(raw.limit, 'query.limit', 1, MAX_QUERY_LIMIT)
     const cursor = raw.cursor === undefined ? undefined : assertString(raw.cursor, 'query.cursor')
     const asOfMs = raw.asOf === undefined ? undefined : parseAsOf(raw.asOf)
-    return this.reader.query(filter, { limit, ...(cursor !== undefined ? { cursor } : {}) }, asOfMs === undefined ? {} : { asOfMs })
+    return this.core.reader.query(filter, { limit, ...(cursor !== undefined ? { cursor } : {}) }, asOfMs === undefined ? {} : { asOfMs })
   }
 
   /** Full-text search (BM25), optionally filtered like `query`. */
   async search(text: string, options: FilterInput & { limit?: number } = {}): Promise<{ record: RecordView; score: number }[]> {
-    await this.settled()
+    await this.core.settled()
     const query = assertString(text, 'text')
     const raw = assertOptions(options, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'limit'], 'options')
     const limit = raw.limit === undefined ? 10 : assertInteger(raw.limit, 'options.limit', 1, MAX_QUERY_LIMIT)
-    return this.reader.search(query, parseFilter(raw), limit)
+    return this.core.reader.search(query, parseFilter(raw), limit)
   }
 
   /** The events that shaped a record, oldest first (bodies of deleted content are erased). */
   async history(id: string): Promise<HistoryItem[]> {
-    await this.settled()
-    const entries = await this.reader.history(assertNonEmptyString(id, 'id'))
+    await this.core.settled()
+    const entries = await this.core.reader.history(assertNonEmptyString(id, 'id'))
     const out: HistoryItem[] = []
     for (const entry of entries) {
       const event = await this.engine.log.get(entry.event)
@@ -475,26 +319,26 @@ export class Memory {
 
   /** Records superseded concurrently by several replicas, with the winner and why. */
   async conflicts(): Promise<ConflictEntry[]> {
-    await this.settled()
-    return this.reader.conflicts()
+    await this.core.settled()
+    return this.core.reader.conflicts()
   }
 
   /** Tombstones of deleted and redacted records. */
   async tombstones(): Promise<{ readonly [key: string]: JsonValue }[]> {
-    await this.settled()
-    return this.reader.tombstones()
+    await this.core.settled()
+    return this.core.reader.tombstones()
   }
 
   /** Calls `listener` after each write or ingest with the records it changed. Returns an unsubscribe. */
   subscribe(listener: (change: MemoryChange) => void): () => void {
     if (typeof listener !== 'function') throw new InputError('WRONG_TYPE', 'listener must be a function', { field: 'listener' })
-    return this.projection.on('records-changed', ({ changes }) => listener({ changes }))
+    return this.core.projection.on('records-changed', ({ changes }) => listener({ changes }))
   }
 
   /** A hash of everything this replica shows: equal on two replicas exactly when they show the same memory. */
   async digest(): Promise<string> {
-    await this.settled()
-    return this.reader.digest()
+    await this.core.settled()
+    return this.core.reader.digest()
   }
 
   /** For each author, the newest event held here: what `events(since)` takes. */
@@ -509,9 +353,9 @@ export class Memory {
 
   /** Verifies and applies events from another replica; returns what the log did. */
   async ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
-    await this.settled()
+    await this.core.settled()
     const result = await this.engine.log.ingest(events)
-    await this.projection.catchUp(result.applied)
+    await this.core.projection.catchUp(result.applied)
     return result
   }
 
@@ -521,15 +365,7 @@ export class Memory {
    */
   async ingestDeferred(events: readonly EventEnvelope[]): Promise<IngestResult> {
     const result = await this.engine.log.ingest(events)
-    if (result.applied.length > 0) {
-      const run = this.projection.catchUp(result.applied)
-      const tracked: Promise<unknown> = run.finally(() => {
-        if (this.pending === tracked) this.pending = undefined
-      })
-      this.pending = tracked
-      // A failure surfaces on the next read or write through settled().
-      run.catch(() => undefined)
-    }
+    if (result.applied.length > 0) this.core.track(this.core.projection.catchUp(result.applied))
     return result
   }
 
@@ -559,38 +395,29 @@ export class Memory {
       scope: raw.scope ?? { all: true },
       permissions,
       expiresInMs: assertInteger(raw.expiresIn, 'token.expiresIn', 1),
-    }, this.now(), this.engine.store.crypto)
+    }, this.core.now(), this.engine.store.crypto)
   }
 
   /** Revokes a token (the token string or its id) for every replica and relay the revocation reaches. */
   async revokeToken(token: string): Promise<void> {
     const text = assertNonEmptyString(token, 'token')
-    const id = text.startsWith(`${TOKEN_PREFIX}.`) ? decodeToken(text, this.engine.store.crypto).id : text
+    let id = text
+    if (text.startsWith(`${TOKEN_PREFIX}.`)) {
+      const decoded = decodeToken(text, this.engine.store.crypto)
+      if (decoded.space !== this.space) throw new AuthError('WRONG_SPACE', `the token is for space ${decoded.space}, not this one`, { field: 'token' })
+      id = decoded.id
+    }
     await this.engine.log.revokeToken(this.engine.identity, id)
   }
 
   /** Re-derives the whole projection from the log (the result equals the incremental state). */
   rebuild(): Promise<void> {
-    return this.projection.rebuild()
+    return this.core.projection.rebuild()
   }
 
   async close(): Promise<void> {
-    await this.settled().catch(() => undefined)
+    await this.core.settled().catch(() => undefined)
     if (this.engine.sharedStore) return
     await this.engine.store.close()
   }
-}
-
-/** What a redaction keeps: the record with its text fields emptied and its metadata and extensions dropped. */
-function redactionSkeleton(view: RecordView): Record<string, JsonValue> {
-  const spec = kindSpec(view.kind)
-  const skeleton: Record<string, JsonValue> = {}
-  for (const [field, value] of Object.entries(view)) {
-    const fieldSpec = spec.fields[field]
-    if (!fieldSpec || field === 'kind') continue
-    if (spec.textFields.includes(field) && !fieldSpec.merge.startsWith('identity')) skeleton[field] = Array.isArray(value) ? [] : typeof value === 'string' ? '' : value
-    else if (fieldSpec.merge === 'map') skeleton[field] = {}
-    else skeleton[field] = value
-  }
-  return skeleton
 }

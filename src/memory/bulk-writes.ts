@@ -1,0 +1,93 @@
+/**
+ * The bulk write paths: many records or updates validated up front and written as one atomic
+ * signed batch, foreign-kind lines kept verbatim, and tombstones imported from elsewhere. Each
+ * refuses the whole batch on any bad item, naming its index; nothing is written then.
+ */
+import { assertArray, assertNonEmptyString, assertObject, assertOneOf, assertString } from '../assert.js'
+import type { JsonValue } from '../log/index.js'
+import { InputError } from '../errors.js'
+import { isRecordKind, MEMORY_OPS, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
+import { atIndex, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
+import { createEntry, redactionSkeleton } from './record-entries.js'
+
+/** A foreign-lines event stays well under the body limit: several events when the lines are many. */
+const FOREIGN_CHUNK_BYTES = 256 * 1024
+
+export async function rememberMany(core: MemoryCore, records: readonly unknown[]): Promise<string[]> {
+  const list = assertArray(records, 'records')
+  const entries = list.map((record, index) => atIndex(`records[${index}]`, () => createEntry(core, record)))
+  const states = await core.states(entries.map((entry) => entry.id))
+  states.forEach((state, index) => {
+    if (state?.tombstone) refuseTombstoned(state.tombstone.op, `records[${index}].id`)
+  })
+  if (entries.length > 0) await core.append(entries.map(({ op, data }) => ({ op, data })))
+  return entries.map((entry) => entry.id)
+}
+
+export async function updateMany(core: MemoryCore, updates: readonly { readonly id: string; readonly changes: PatchInput }[]): Promise<void> {
+  const list = assertArray(updates, 'updates')
+  const ids = list.map((update, index) => assertNonEmptyString(assertObject(update, `updates[${index}]`).id, `updates[${index}].id`))
+  const unique = [...new Set(ids)]
+  await core.settled()
+  const views = new Map(await Promise.all(unique.map(async (id) => [id, await core.reader.get(id)] as const)))
+  const states = await core.states(unique)
+  unique.forEach((id, index) => {
+    const tombstone = states[index]?.tombstone
+    if (tombstone) refuseTombstoned(tombstone.op, `updates[${ids.indexOf(id)}].id`)
+    if (!views.get(id)) throw new InputError('UNKNOWN_RECORD', 'no such record', { field: `updates[${ids.indexOf(id)}].id` })
+  })
+  const entries = list.map((update, index) => atIndex(`updates[${index}]`, () => {
+    const view = views.get(ids[index] as string) as RecordView
+    const patch = validatePatch(view.kind, (update as { changes: PatchInput }).changes)
+    return { op: MEMORY_OPS.patch, data: { kind: view.kind, id: view.id, ...patch } as unknown as JsonValue }
+  }))
+  if (entries.length > 0) await core.append(entries)
+}
+
+export async function rememberForeign(core: MemoryCore, kind: string, lines: readonly string[]): Promise<void> {
+  const name = assertNonEmptyString(kind, 'kind')
+  if (isRecordKind(name)) throw new InputError('KNOWN_KIND', `${name} is a known kind; use remember`, { field: 'kind' })
+  const list = assertArray(lines, 'lines').map((line, i) => assertString(line, `lines[${i}]`))
+  const entries: Entry[] = []
+  let chunk: string[] = []
+  let size = 0
+  for (const line of list) {
+    if (chunk.length > 0 && size + line.length > FOREIGN_CHUNK_BYTES) {
+      entries.push({ op: MEMORY_OPS.foreign, data: { kind: name, lines: chunk } })
+      chunk = []
+      size = 0
+    }
+    chunk.push(line)
+    size += line.length + 8
+  }
+  if (chunk.length > 0) entries.push({ op: MEMORY_OPS.foreign, data: { kind: name, lines: chunk } })
+  if (entries.length > 0) await core.append(entries)
+}
+
+export async function importTombstones(core: MemoryCore, tombstones: readonly { readonly [key: string]: JsonValue }[]): Promise<number> {
+  const entries: Entry[] = []
+  for (const [index, value] of assertArray(tombstones, 'tombstones').entries()) {
+    const record = assertObject(value, `tombstones[${index}]`) as { [key: string]: JsonValue }
+    const op = assertOneOf(record.op, ['delete', 'redact'], `tombstones[${index}].op`)
+    const kind = record.targetKind
+    if (!isRecordKind(kind)) throw new InputError('UNKNOWN_KIND', 'tombstone targets an unknown kind', { field: `tombstones[${index}].targetKind` })
+    const target = assertNonEmptyString(record.targetID, `tombstones[${index}].targetID`)
+    const state = await core.state(target)
+    // Already deleted, or already redacted and this is only a redaction: nothing left to do.
+    if (state?.tombstone?.op === 'delete' || (state?.tombstone && op === 'redact')) continue
+    const derivedBlock = (typeof record.derived === 'object' && record.derived !== null && !Array.isArray(record.derived) ? record.derived : {}) as Record<string, JsonValue>
+    const ids = (field: string): string[] => (Array.isArray(derivedBlock[field]) ? (derivedBlock[field] as JsonValue[]).filter((id): id is string => typeof id === 'string') : [])
+    const derived = op === 'delete'
+      ? [...ids('factIDs').map((id) => ({ kind: 'fact', id })), ...ids('edgeIDs').map((id) => ({ kind: 'edge', id })),
+        ...ids('entityIDs').map((id) => ({ kind: 'entity', id })), ...ids('chunkIDs').map((id) => ({ kind: 'chunk', id }))]
+      : []
+    const data: Record<string, JsonValue> = { kind, id: target, tombstone: record, derived }
+    if (op === 'redact') {
+      const view = await core.reader.get(target)
+      data.skeleton = (view ? redactionSkeleton(view) : { id: target }) as JsonValue
+    }
+    entries.push({ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data })
+  }
+  if (entries.length > 0) await core.append(entries)
+  return entries.length
+}

@@ -1,0 +1,104 @@
+/**
+ * What every Memory operation stands on: the engine (store, log, identity), the projection and
+ * its reader, and the discipline around them — writes wait for a pending background catch-up,
+ * append then project before returning, and refuse records that were deleted or redacted.
+ */
+import { assertNonEmptyString } from '../assert.js'
+import type { JsonValue } from '../log/index.js'
+import { InputError } from '../errors.js'
+import type { RecordState } from '../crdt/index.js'
+import { decodeState, Projection, ProjectionReader, type ProjectionFeatures, type RecordView } from '../projection/index.js'
+import type { Engine } from './memory-engine.js'
+
+/** One event to append: an operation name and its body data. */
+export interface Entry {
+  readonly op: string
+  readonly data: JsonValue
+}
+
+export class MemoryCore {
+  /** A projection catch-up that reads must wait for (events stored by sync, not yet projected). */
+  private pending: Promise<unknown> | undefined
+
+  private constructor(readonly engine: Engine, readonly projection: Projection, readonly reader: ProjectionReader) {}
+
+  static async open(engine: Engine, features?: ProjectionFeatures): Promise<MemoryCore> {
+    const projection = await Projection.open(engine.store.storage, engine.log, features)
+    const reader = new ProjectionReader(engine.store.storage, projection.keys, projection.textIndex, () => projection.cursor)
+    return new MemoryCore(engine, projection, reader)
+  }
+
+  get author(): string {
+    return this.engine.identity.author
+  }
+
+  now(): number {
+    return this.engine.store.clock.nowMs()
+  }
+
+  randomHex(bytes: number): string {
+    return Buffer.from(this.engine.store.crypto.randomBytes(bytes)).toString('hex')
+  }
+
+  async settled(): Promise<void> {
+    while (this.pending) await this.pending
+  }
+
+  /** Lets a projection catch-up run in the background; reads and writes wait for it. */
+  track(run: Promise<unknown>): void {
+    const tracked: Promise<unknown> = run.finally(() => {
+      if (this.pending === tracked) this.pending = undefined
+    })
+    this.pending = tracked
+    // A failure surfaces on the next read or write through settled().
+    run.catch(() => undefined)
+  }
+
+  /** Appends entries (one event, or one atomic signed batch) and projects them before returning. */
+  async append(entries: readonly Entry[]): Promise<void> {
+    await this.settled()
+    const events = entries.length === 1
+      ? [await this.engine.log.append(this.engine.identity, entries[0] as Entry)]
+      : await this.engine.log.appendBatch(this.engine.identity, entries)
+    await this.projection.catchUp(events)
+  }
+
+  async state(id: string): Promise<RecordState | undefined> {
+    await this.settled()
+    const bytes = await this.engine.store.storage.get(this.projection.keys.state(id))
+    return bytes ? decodeState(bytes, id) : undefined
+  }
+
+  /** Merge states of many records at once (undefined where a record has none). */
+  async states(ids: readonly string[]): Promise<(RecordState | undefined)[]> {
+    await this.settled()
+    const list = await this.engine.store.storage.getMany(ids.map((id) => this.projection.keys.state(id)))
+    return list.map((bytes, index) => (bytes ? decodeState(bytes, ids[index] as string) : undefined))
+  }
+
+  /** A record that can still change: present, not deleted, not redacted. */
+  async existing(id: unknown, label = 'id'): Promise<RecordView> {
+    await this.settled()
+    const recordId = assertNonEmptyString(id, label)
+    const view = await this.reader.get(recordId)
+    const tombstone = (await this.state(recordId))?.tombstone
+    if (tombstone) refuseTombstoned(tombstone.op, label)
+    if (!view) throw new InputError('UNKNOWN_RECORD', 'no such record', { field: label })
+    return view
+  }
+}
+
+export function refuseTombstoned(op: 'delete' | 'redact', label: string): never {
+  if (op === 'redact') throw new InputError('REDACTED', 'the record was redacted; its content cannot change', { field: label })
+  throw new InputError('FORGOTTEN', 'the record was deleted, and its id never returns', { field: label })
+}
+
+/** Re-labels an InputError thrown for one item of a list with the item's path (`records[3]`). */
+export function atIndex<T>(path: string, run: () => T): T {
+  try {
+    return run()
+  } catch (error) {
+    if (error instanceof InputError) throw new InputError(error.code, `${path}: ${error.message}`, { ...error.where, path })
+    throw error
+  }
+}

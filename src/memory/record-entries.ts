@@ -1,0 +1,79 @@
+/**
+ * Turning API input into event bodies: a validated create (plain fields, collaborative text as
+ * Automerge changes from the shared base document, extensions), a signed tombstone, and the
+ * skeleton a redaction keeps.
+ */
+import { assertObject } from '../assert.js'
+import { canonicalJson, type JsonValue } from '../log/index.js'
+import { baseTextDocument, spliceText } from '../crdt/index.js'
+import { InputError } from '../errors.js'
+import { encodeChanges, formatTimestamp, isRecordKind, kindSpec, MEMORY_OPS, validateCreate, type RecordKind, type RecordView } from '../projection/index.js'
+import type { DerivedBlock } from './forget-plan.js'
+import type { Entry, MemoryCore } from './memory-core.js'
+
+export interface CreateEntry extends Entry {
+  readonly id: string
+  readonly kind: RecordKind
+  /** The validated fields, text fields included as plain strings. */
+  readonly fields: Readonly<Record<string, JsonValue>>
+}
+
+export interface Tombstone {
+  readonly id: string
+  readonly op: 'delete' | 'redact'
+  readonly targetKind: RecordKind
+  readonly targetID: string
+  readonly deletedAt: string
+  readonly actor: string
+  readonly derived: DerivedBlock
+  readonly reason?: string
+  readonly signature: string
+}
+
+/** The memory.create event for a record input (defaults filled, fields validated). */
+export function createEntry(core: MemoryCore, input: unknown): CreateEntry {
+  const raw = assertObject(input, 'record')
+  if (!isRecordKind(raw.kind)) throw new InputError('UNKNOWN_KIND', `unknown record kind ${JSON.stringify(String(raw.kind)).slice(0, 40)}`, { field: 'kind' })
+  const kind = raw.kind
+  const { kind: _kind, ...rest } = raw
+  const record = validateCreate(kind, rest, { nowMs: core.now(), randomHex: (bytes) => core.randomHex(bytes) })
+  const spec = kindSpec(kind)
+  const fields: Record<string, JsonValue> = {}
+  const texts: Record<string, string[]> = {}
+  for (const [field, value] of Object.entries(record.fields)) {
+    if (spec.fields[field]?.merge === 'text') {
+      const initial = typeof value === 'string' ? value : ''
+      texts[field] = initial ? encodeChanges(spliceText(baseTextDocument(), core.author, 0, 0, initial, core.now()).changes) : []
+    } else fields[field] = value
+  }
+  const data = { kind, id: record.id, fields, ...(Object.keys(texts).length > 0 ? { texts } : {}), ...(Object.keys(record.ext).length > 0 ? { ext: record.ext } : {}) }
+  return { op: MEMORY_OPS.create, data, id: record.id, kind, fields: record.fields }
+}
+
+/**
+ * A tombstone signed by this replica. Portable Memory §5: `ed25519:<public key>:<signature over
+ * the canonical line without its signature>`.
+ */
+export function signTombstone(core: MemoryCore, unsigned: Omit<Tombstone, 'signature' | 'id' | 'deletedAt' | 'actor'>): Tombstone {
+  const line = { id: `tomb_${core.randomHex(8)}`, ...unsigned, deletedAt: formatTimestamp(core.now()), actor: core.author }
+  const ordered = {
+    id: line.id, op: line.op, targetKind: line.targetKind, targetID: line.targetID, deletedAt: line.deletedAt,
+    actor: line.actor, derived: line.derived, ...(line.reason !== undefined ? { reason: line.reason } : {}),
+  }
+  const signature = Buffer.from(core.engine.identity.sign(new TextEncoder().encode(canonicalJson(ordered as unknown as JsonValue)))).toString('hex')
+  return { ...ordered, signature: `ed25519:${core.author}:${signature}` }
+}
+
+/** What a redaction keeps: the record with its text fields emptied and its metadata and extensions dropped. */
+export function redactionSkeleton(view: RecordView): Record<string, JsonValue> {
+  const spec = kindSpec(view.kind)
+  const skeleton: Record<string, JsonValue> = {}
+  for (const [field, value] of Object.entries(view)) {
+    const fieldSpec = spec.fields[field]
+    if (!fieldSpec || field === 'kind') continue
+    if (spec.textFields.includes(field) && !fieldSpec.merge.startsWith('identity')) skeleton[field] = Array.isArray(value) ? [] : typeof value === 'string' ? '' : value
+    else if (fieldSpec.merge === 'map') skeleton[field] = {}
+    else skeleton[field] = value
+  }
+  return skeleton
+}
