@@ -23,6 +23,11 @@ export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>
   readonly stdout: TextSink
   readonly stderr: TextSink
+  /**
+   * Ends long-running commands (`serve`, `sync --live`) when aborted. Without it they stop on
+   * the process's SIGINT or SIGTERM; embedders and in-process tests pass their own.
+   */
+  readonly signal?: AbortSignal
 }
 
 export interface CliCommand {

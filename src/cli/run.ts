@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { InputError, isCairnError } from '../errors.js'
-import { isUsageError } from './args.js'
+import { isOperandUsageError } from './operand-args.js'
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliContext } from './command.js'
 import { commandNames, findCommand, overviewHelp } from './registry.js'
 
@@ -83,6 +83,7 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
   } catch (error) {
     await context.stderr.write(`cairn: ${describeError(error)}\n`)
     if (context.env.CAIRN_DEBUG === '1') await context.stderr.write(debugDetail(error))
-    return isUsageError(error) ? EXIT_USAGE : EXIT_FAILURE
+    // Marked usage errors (a bad flag value a command found) exit 2 like the parser's own.
+    return isOperandUsageError(error) ? EXIT_USAGE : EXIT_FAILURE
   }
 }

@@ -1,7 +1,8 @@
 /**
  * `npm start`: a narrated tour of what Cairn does so far, on the embedded store in a fresh
  * temporary directory that is removed at the end: the signed log (here), then the memory on
- * two replicas diverging and converging (memory-tour.ts).
+ * two replicas diverging and converging (memory-tour.ts), then the same story over a relay on
+ * loopback with live sync, a forget that reaches, and a scoped token (sync-tour.ts).
  *
  * Invariant: every value printed is read back from the engine at that moment (ids, counts,
  * heads, vectors, error codes); nothing is hard-coded, so the output is evidence, and any
@@ -16,6 +17,7 @@ import {
   type EventEnvelope, type Home, type SpaceLog, type VersionVector,
 } from '../index.js'
 import { memoryTour } from './memory-tour.js'
+import { syncTour } from './sync-tour.js'
 
 const say = (text = ''): void => console.log(text)
 const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
@@ -172,10 +174,11 @@ async function run(root: string): Promise<void> {
 
 const started = Date.now()
 const root = await mkdtemp(path.join(os.tmpdir(), 'cairn-demo-'))
-say(`Cairn demo: the signed event log and the memory on two replicas, on the embedded store in ${root}`)
+say(`Cairn demo: the signed event log, the memory on two replicas, and sync through a relay, on the embedded store in ${root}`)
 try {
   await run(root)
   await memoryTour(root, { say, step, check })
+  await syncTour(root, { say, step, check })
   say(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 } catch (error) {
   console.error(`demo failed: ${error instanceof Error ? error.message : String(error)}`)

@@ -4,7 +4,8 @@
  * everything. A token holder reads the records in its scope with their bodies and everything
  * else as headers only (so it can still verify chains), and writes only within its scope and
  * permissions. Control events and deletions always travel with their bodies: every replica must
- * be able to check grants and to delete.
+ * be able to check grants and to delete. A redaction travels with its body only within the scope:
+ * its body keeps the record's skeleton.
  */
 import { hasPermission, scopeAllows, type CapabilityToken, type ScopedRecord } from '../auth/index.js'
 import { AuthError } from '../errors.js'
@@ -91,7 +92,9 @@ export class RelayEndpoint implements SyncEndpoint {
       }
       const facts = factsOf(envelope.body)
       const record = facts ? await this.recordOf(facts) : undefined
-      const visible = facts !== undefined && (TOMBSTONE_OPS.includes(facts.op) || (record !== undefined && scopeAllows(token.scope, record)))
+      // A deletion reaches every reader (its body names ids, no content). A redaction's body
+      // keeps the record's skeleton (tags, times), so only readers whose scope holds it see it.
+      const visible = facts !== undefined && (facts.op === MEMORY_OPS.delete || (record !== undefined && scopeAllows(token.scope, record)))
       if (visible) out.push(envelope)
       else {
         const { body: _body, ...header } = envelope
@@ -104,11 +107,24 @@ export class RelayEndpoint implements SyncEndpoint {
   /** @throws AuthError PERMISSION_DENIED naming the event */
   async ingest(envelopes: EventEnvelope[]): Promise<void> {
     const token = this.access.token
+    // What the relay already holds in full changes nothing, so it needs no permission.
+    const fresh = token ? await this.notHeld(envelopes) : envelopes
+    if (fresh.length === 0) return
     if (token) {
       if (!hasPermission(token, 'write')) throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
-      for (const envelope of envelopes) await this.checkWrite(envelope, token)
+      for (const envelope of fresh) await this.checkWrite(envelope, token)
     }
-    await this.memory.ingestDeferred(envelopes)
+    await this.memory.ingestDeferred(fresh)
+  }
+
+  /** Envelopes that add something here: an event not stored, or a body a stored header lacks. */
+  private async notHeld(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
+    const out: EventEnvelope[] = []
+    for (const envelope of envelopes) {
+      const stored = await this.memory.log.get(envelope.id)
+      if (!stored || (envelope.body !== undefined && stored.bodyState === 'absent')) out.push(envelope)
+    }
+    return out
   }
 
   private async checkWrite(envelope: EventEnvelope, token: CapabilityToken): Promise<void> {

@@ -14,17 +14,18 @@ import { promises as fs } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { WebSocketServer } from 'ws'
-import { verifyToken } from '../auth/index.js'
-import { AuthError, CairnError, ProtocolError } from '../errors.js'
+import { CLOCK_SKEW_MS, verifyToken } from '../auth/index.js'
+import { AuthError, CairnError, InputError, ProtocolError } from '../errors.js'
 import {
   bytesToHex, Identity, LogStore, readIdentityFile, SystemClock, writeIdentityFile,
   type Clock, type CryptoProvider, type EventId,
 } from '../log/index.js'
+import { Listeners } from '../log/listeners.js'
 import { Memory } from '../memory/index.js'
 import { checkProof, newNonce, proveKey } from './handshake.js'
 import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message } from './messages.js'
 import { RelayEndpoint, type PeerAccess } from './relay-endpoint.js'
-import { SyncSession } from './sync-session.js'
+import { SyncSession, wireMessage } from './sync-session.js'
 import { CLOSE_POLICY, CLOSE_PROTOCOL, WebSocketTransport, type Transport } from './transport.js'
 
 export const HANDSHAKE_TIMEOUT_MS = 10_000
@@ -39,6 +40,20 @@ export interface RelayOptions {
   readonly crypto?: CryptoProvider
 }
 
+/** A peer that proved its key and got a session, as the relay's events report it. */
+export interface PeerInfo {
+  readonly key: string
+  readonly space: string
+  /** The capability token's id; absent for full access (owner or admin). */
+  readonly token?: string
+}
+
+export interface RelayEvents {
+  'peer-open': PeerInfo
+  'peer-close': PeerInfo & { readonly error?: CairnError }
+  [name: string]: unknown
+}
+
 interface Peer {
   readonly transport: Transport
   readonly access: PeerAccess
@@ -50,6 +65,7 @@ export class Relay {
   private readonly spaces = new Map<string, Promise<Memory>>()
   private readonly peers = new Set<Peer>()
   private readonly watching = new Set<string>()
+  private readonly listeners = new Listeners<RelayEvents>()
   private stopping = false
 
   private constructor(
@@ -79,12 +95,25 @@ export class Relay {
       identity ??= Identity.generate(options.crypto)
       store = await LogStore.open({ ...(options.crypto ? { crypto: options.crypto } : {}), ...(options.clock ? { clock: options.clock } : {}) })
     }
-    const server = new WebSocketServer({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', maxPayload: MAX_FRAME_BYTES })
-    await new Promise<void>((resolve, reject) => {
-      server.once('listening', resolve)
-      server.once('error', reject)
-    })
-    return new Relay(server, store, identity, options.clock ?? new SystemClock())
+    const host = options.host ?? '127.0.0.1'
+    const port = options.port ?? 0
+    try {
+      const server = new WebSocketServer({ port, host, maxPayload: MAX_FRAME_BYTES })
+      await new Promise<void>((resolve, reject) => {
+        server.once('listening', resolve)
+        server.once('error', reject)
+      })
+      return new Relay(server, store, identity, options.clock ?? new SystemClock())
+    } catch (error) {
+      // Nothing stays open (or locked) when the relay cannot listen.
+      await store.close()
+      throw listenError(error, host, port)
+    }
+  }
+
+  /** `peer-open` when a proven peer's session starts, `peer-close` when it ends (with the error, if any). */
+  on<Name extends keyof RelayEvents>(name: Name, listener: (payload: RelayEvents[Name]) => void): () => void {
+    return this.listeners.on(name, listener)
   }
 
   /** ws://host:port, where peers connect. */
@@ -128,7 +157,7 @@ export class Relay {
     const timeout = setTimeout(() => refuse(new ProtocolError('HANDSHAKE_TIMEOUT', `no handshake within ${HANDSHAKE_TIMEOUT_MS} ms`)), HANDSHAKE_TIMEOUT_MS)
     const refuse = (error: CairnError): void => {
       clearTimeout(timeout)
-      transport.send(encodeMessage({ type: 'error', code: error.code, message: error.message.slice(0, 1000) }))
+      transport.send(encodeMessage({ type: 'error', code: error.code, message: wireMessage(error) }))
         .catch(() => undefined)
         .finally(() => transport.close(error instanceof AuthError ? CLOSE_POLICY : CLOSE_PROTOCOL, error.code))
     }
@@ -183,10 +212,16 @@ export class Relay {
     const session = new SyncSession(transport, new RelayEndpoint(memory, access), this.store.crypto)
     const peer: Peer = { transport, access, space: hello.space, session }
     this.peers.add(peer)
-    session.on('closed', () => this.peers.delete(peer))
+    const info: PeerInfo = { key: hello.peer, space: hello.space, ...(access.token ? { token: access.token.id } : {}) }
+    session.on('closed', ({ error }) => {
+      this.peers.delete(peer)
+      this.listeners.emit('peer-close', { ...info, ...(error ? { error } : {}) })
+    })
+    this.listeners.emit('peer-open', info)
     this.watchRevocations(hello.space, memory)
     if (access.token) {
-      const remaining = access.token.expiresAt - this.clock.nowMs()
+      // The same skew the token check tolerates: a token served at all is served that long.
+      const remaining = access.token.expiresAt + CLOCK_SKEW_MS - this.clock.nowMs()
       setTimeout(() => session.fail(new AuthError('TOKEN_EXPIRED', 'the token expired during the session')), Math.max(0, Math.min(remaining, 2 ** 31 - 1))).unref()
     }
     await transport.send(encodeMessage({ type: 'ready', permissions: access.token ? [...access.token.permissions] : ['*'], full: !access.token }))
@@ -234,4 +269,13 @@ export class Relay {
     if (!isAdmin(access.token.issuer)) return new AuthError('ISSUER_NOT_AUTHORIZED', 'the token\'s issuer lost its admin right', { author: access.key })
     return undefined
   }
+}
+
+/** Node's listen errors as Cairn errors naming the address; the original is the cause. */
+function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  if (code === 'EADDRINUSE') return new InputError('PORT_IN_USE', `${host}:${port} is already in use`, { key: `${host}:${port}` }, { cause: error })
+  if (code === 'EACCES') return new InputError('PORT_DENIED', `not allowed to listen on ${host}:${port}`, { key: `${host}:${port}` }, { cause: error })
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new InputError('BAD_HOST', `cannot listen on host "${host}" (${code})`, { key: host }, { cause: error })
+  return error
 }

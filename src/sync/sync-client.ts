@@ -15,7 +15,7 @@ import { checkProof, newNonce, proveKey } from './handshake.js'
 import { MemoryEndpoint } from './memory-endpoint.js'
 import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message } from './messages.js'
 import { SyncSession } from './sync-session.js'
-import { CLOSE_NORMAL, WebSocketTransport, type Transport } from './transport.js'
+import { CLOSE_NORMAL, CLOSE_TOO_BIG, WebSocketTransport, type Transport } from './transport.js'
 
 export type SyncStatus = 'connecting' | 'catching-up' | 'live' | 'error' | 'closed'
 
@@ -54,6 +54,8 @@ export class SyncClient {
   private stopped = false
   private timer: NodeJS.Timeout | undefined
   private waiters: { resolve: () => void; reject: (error: CairnError) => void }[] = []
+  private lastError: CairnError | undefined
+  private verifiedRelay: string | undefined
 
   constructor(private readonly memory: Memory, readonly url: string, private readonly options: SyncOptions = {}) {}
 
@@ -71,18 +73,38 @@ export class SyncClient {
     return this
   }
 
-  /** Resolves once caught up both ways (live, or closed in one-shot mode); rejects on a fatal error. */
+  /** The relay's key, once the relay proved it holds it (pin it later with `relayKey`). */
+  get relayKey(): string | undefined {
+    return this.verifiedRelay
+  }
+
+  /**
+   * Resolves once caught up both ways (live, or closed in one-shot mode); rejects on a fatal
+   * error (at once if one already ended the client) or when closed before catching up.
+   */
   synced(): Promise<void> {
     if (this.current === 'live' || (this.current === 'closed' && this.session?.synced)) return Promise.resolve()
+    if (this.current === 'error') return Promise.reject(this.lastError ?? new ProtocolError('SYNC_FAILED', 'the sync ended with an error'))
+    if (this.current === 'closed') return Promise.reject(new ProtocolError('SYNC_CLOSED', 'the sync was closed before it caught up'))
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }))
   }
 
+  /** Stops syncing; resolves once frames already received are stored and the connection is closed. */
   async close(): Promise<void> {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
-    this.session?.close()
-    this.transport?.close(CLOSE_NORMAL, 'closed')
+    const session = this.session
+    const transport = this.transport
+    if (session) await session.drain().catch(() => undefined)
+    session?.close()
+    if (transport?.isOpen) {
+      const closed = new Promise<void>((resolve) => transport.onClose(() => resolve()))
+      transport.close(CLOSE_NORMAL, 'closed')
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())])
+    }
     this.setStatus('closed')
+    // Waiters still here were not resolved by catching up: they never will be.
+    for (const waiter of this.waiters.splice(0)) waiter.reject(new ProtocolError('SYNC_CLOSED', 'the sync was closed before it caught up'))
   }
 
   private setStatus(status: SyncStatus): void {
@@ -96,6 +118,7 @@ export class SyncClient {
 
   private fatal(error: CairnError): void {
     this.stopped = true
+    this.lastError = error
     this.listeners.emit('error', error)
     this.setStatus('error')
     for (const waiter of this.waiters.splice(0)) waiter.reject(error)
@@ -119,8 +142,10 @@ export class SyncClient {
     socket.on('error', (error) => {
       failure ??= new ProtocolError('CONNECTION_FAILED', error.message)
     })
-    transport.onClose(() => {
+    transport.onClose((code) => {
       this.session?.close()
+      // The relay refused a frame as too big: sending it again would fail again.
+      if (code === CLOSE_TOO_BIG) failure ??= new ProtocolError('FRAME_TOO_LARGE', 'the relay refused a frame over its size limit')
       if (!this.stopped) this.dropped(failure ?? new ProtocolError('CONNECTION_CLOSED', 'the connection closed'))
     })
     transport.onMessage((data) => {
@@ -133,8 +158,8 @@ export class SyncClient {
         const message = decodeMessage(data)
         if (message.type === 'error') {
           failure = message.code === 'UNKNOWN_SPACE' || /TOKEN|AUDIENCE|PROOF|AUTHORIZED|REVOKED|SPACE/.test(message.code)
-            ? new AuthError(message.code, `relay refused: ${message.message}`)
-            : new ProtocolError(message.code, `relay refused: ${message.message}`)
+            ? new AuthError(message.code, `relay refused: ${message.message}`, { frame: 'error' })
+            : new ProtocolError(message.code, `relay refused: ${message.message}`, { frame: 'error' })
           return
         }
         if (!relay) {
@@ -175,6 +200,7 @@ export class SyncClient {
     }
     const proof = proveKey(this.memory.identity, 'client', welcome.nonce, this.memory.space, welcome.relay)
     await transport.send(encodeMessage({ type: 'proof', proof }))
+    this.verifiedRelay = welcome.relay
     return welcome.relay
   }
 

@@ -80,6 +80,11 @@ export class SyncSession {
     this.inbox = this.inbox.then(() => (this.closed ? undefined : this.handle(data))).catch((error: unknown) => this.fail(error))
   }
 
+  /** Resolves once every frame received so far is handled (stored and acknowledged). */
+  drain(): Promise<void> {
+    return this.inbox
+  }
+
   close(error?: CairnError): void {
     if (this.closed) return
     this.closed = true
@@ -92,7 +97,7 @@ export class SyncSession {
   fail(error: unknown): void {
     if (this.closed) return
     const failure = error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error)?.message ?? String(error))
-    const frame = encodeMessage({ type: 'error', code: failure.code, message: failure.message.slice(0, 1000) })
+    const frame = encodeMessage({ type: 'error', code: failure.code, message: wireMessage(failure) })
     this.transport.send(frame).catch(() => undefined).finally(() => this.transport.close(CLOSE_PROTOCOL, failure.code))
     this.close(failure)
   }
@@ -133,13 +138,14 @@ export class SyncSession {
       ...(event.body ? { body: event.body } : {}),
       ...(event.signature ? { signature: event.signature } : {}),
     }))
+    // The peer holds what it sends: never send it back. Moved before ingesting, because applying
+    // wakes the pump, which must not see these events as new for the peer.
+    this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(envelopes))
     const started = Date.now()
     await this.endpoint.ingest(envelopes)
     if (Date.now() - started > MAX_FRAME_APPLY_MS) {
       throw new ProtocolError('SLOW_FRAME', `a frame took over ${MAX_FRAME_APPLY_MS} ms to apply`, { frame: 'events' })
     }
-    // The peer holds what it sent: never send it back.
-    this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(envelopes))
     await this.send({ type: 'ack', seq })
     this.listeners.emit('received', { events: envelopes.length })
   }
@@ -203,4 +209,10 @@ export class SyncSession {
     if (this.closed || !this.transport.isOpen) return
     await this.transport.send(encodeMessage(message))
   }
+}
+
+/** An error frame's message: the error's text without its leading code (the frame carries that). */
+export function wireMessage(error: CairnError): string {
+  const text = error.message.startsWith(`${error.code}: `) ? error.message.slice(error.code.length + 2) : error.message
+  return text.slice(0, 1000)
 }

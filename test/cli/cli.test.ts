@@ -238,7 +238,7 @@ describe.concurrent('a missing, corrupt or locked store fails with one line and 
 })
 
 describe('npm start (the demo)', () => {
-  it('runs in a temporary directory, shows verification passing, tampering refused and two memory replicas converging, and cleans up', async () => {
+  it('runs in a temporary directory, shows verification passing, tampering refused, two memory replicas converging, sync through a relay, and cleans up', async () => {
     const result = await runScript('src/demo/start.ts', [])
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
@@ -261,6 +261,18 @@ describe('npm start (the demo)', () => {
     expect(out).toMatch(/laptop's history of it: memory\.delete; its create event [0-9a-f]{12}… now has body erased/)
     expect(out).toMatch(/laptop search "door code": 0 results; digests equal: true/)
     expect(out).toMatch(/^ {2}1\. \d\.\d{3} {2}\S+ +.*tea/m)
+    // Sync through a relay on loopback: live convergence, a forget that reaches, a scoped token.
+    expect(out).toMatch(/relay ws:\/\/127\.0\.0\.1:\d+ \(key [0-9a-f]{12}…\)/)
+    expect(out).toMatch(/one-time syncs, laptop then phone: phone received \d+ events; digests equal: true/)
+    expect(out).toMatch(/laptop: editor = "vim"; phone: editor = "helix"; digests differ: true/)
+    expect(out).toMatch(/laptop received [1-9]\d*, phone received [1-9]\d*; digests ([0-9a-f]{12}…) \1: equal: true/)
+    expect(out).toMatch(/editor = "(vim|helix)" on both \(last writer wins\)/)
+    const notes = /notes = "([^"]*)"/.exec(out)?.[1]
+    expect(notes).toContain('Laptop: hikes on Sundays.')
+    expect(notes).toContain('Phone: works nights.')
+    expect(out).toMatch(/get → nothing; history: memory\.delete; create event [0-9a-f]{12}… body erased; digests equal: true/)
+    expect(out).toMatch(/it sees 2 records: preference \w+ = \w+, preference \w+ = \w+\n/)
+    expect(out).toMatch(/episode ep_[0-9a-f]+: absent; its create event arrived as a signed header only \(body absent\)/)
     const root = /on the embedded store in (\S+)/.exec(out)?.[1]
     expect(root).toBeDefined()
     expect(out).toContain(`removed ${root}`)

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+export const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
 
 export interface ProcessResult {
   readonly code: number | null

@@ -1,0 +1,76 @@
+/**
+ * What `cairn sync` tells the person watching: running totals of events received and sent,
+ * reported at most once per interval (so a 100k-event catch-up prints a few lines, not
+ * thousands), and the relay's refusals restated as one error naming the flag to fix.
+ *
+ * Invariant: nothing is printed for a sync that finishes within the first interval, so a quick
+ * one-shot sync's stderr stays empty and a failing one's stays one line.
+ */
+import { AuthError, CairnError, ProtocolError, type SyncClient } from '../index.js'
+import type { TextSink } from './command.js'
+
+export interface SyncTotals {
+  received: number
+  sent: number
+}
+
+export class SyncProgress {
+  readonly totals: SyncTotals = { received: 0, sent: 0 }
+  private reported: SyncTotals = { received: 0, sent: 0 }
+  private lastReportMs: number
+  private readonly stops: (() => void)[]
+
+  /**
+   * @param line what to print for the totals so far and the change since the last report
+   */
+  constructor(
+    client: SyncClient,
+    private readonly sink: TextSink,
+    private readonly intervalMs: number,
+    private readonly line: (totals: SyncTotals, change: SyncTotals) => string,
+  ) {
+    this.lastReportMs = Date.now()
+    this.stops = [
+      client.on('received', ({ events }) => this.add('received', events)),
+      client.on('sent', ({ events }) => this.add('sent', events)),
+    ]
+  }
+
+  private add(direction: keyof SyncTotals, events: number): void {
+    this.totals[direction] += events
+    if (Date.now() - this.lastReportMs >= this.intervalMs) this.report()
+  }
+
+  /** Prints the totals now if they changed since the last report. */
+  report(): void {
+    const change = { received: this.totals.received - this.reported.received, sent: this.totals.sent - this.reported.sent }
+    this.lastReportMs = Date.now()
+    if (change.received === 0 && change.sent === 0) return
+    this.reported = { ...this.totals }
+    void this.sink.write(this.line(this.totals, change))
+  }
+
+  dispose(): void {
+    for (const stop of this.stops) stop()
+  }
+}
+
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
+
+/** Codes the relay sends about the presented token: the fix is a different --token. */
+const TOKEN_CODES = /TOKEN|AUDIENCE|WRONG_SPACE|ISSUER/
+
+/**
+ * The client reports a relay's refusal as `CODE: relay refused: message (where) (frame error)`
+ * (during the handshake) or `CODE: peer reported: message (where) (frame error)` (in a session);
+ * this names the relay, and points at --token when the token is what was refused.
+ */
+export function restateRefusal(error: CairnError, url: string): CairnError {
+  const relayed = /^[A-Z_]+: (?:relay refused|peer reported): (.*?)(?: \([^()]*\))*$/.exec(error.message)
+  if (!relayed) return error
+  const where = TOKEN_CODES.test(error.code) ? { flag: '--token' } : { path: url }
+  const message = `the relay refused this replica: ${relayed[1] as string}`
+  return error instanceof AuthError
+    ? new AuthError(error.code, message, where, { cause: error })
+    : new ProtocolError(error.code, message, where, { cause: error })
+}

@@ -1,0 +1,267 @@
+/**
+ * The sync commands of `cairn` (serve, sync, token create/inspect/revoke, grant, init --space)
+ * against a real relay process on loopback: an owner syncs up, a joined replica with a grant
+ * and a token syncs down and writes back, a scoped token sees only its kinds, revoked and
+ * forged tokens are refused with one-line errors, a relay stopped by SIGTERM keeps what it
+ * stored, and bad command lines exit 2.
+ *
+ * The relay runs as a real `cairn serve` process (signals and the printed address are part of
+ * what is tested); the short commands mostly run in-process, which is the same entry point
+ * without the process adapter and much faster than spawning tsx.
+ */
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { tempDir } from '../helpers/cli-home.js'
+import { freePort, runCliInProcess as run, startCli, type RunningCli } from '../helpers/cli-process.js'
+import { runCli, type ProcessResult } from '../helpers/run-cli.js'
+
+interface HomeInfo { dir: string; space: string; author: string }
+interface RecordJson { id: string; kind: string; [field: string]: unknown }
+
+const RELAY_LINE = /^listening on (ws:\/\/127\.0\.0\.1:(\d+)) \(relay key ([0-9a-f]{64})\)$/m
+
+function ok(result: ProcessResult): ProcessResult {
+  if (result.code !== 0) throw new Error(`expected exit 0, got ${result.code}: ${result.stderr}`)
+  return result
+}
+
+/** Exactly one stderr line, `cairn: CODE: …`, and no stack trace. */
+function expectOneLineError(result: ProcessResult, exitCode: number, code: string): string {
+  expect(result.code).toBe(exitCode)
+  const lines = result.stderr.split('\n').filter((line) => line.length > 0)
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(new RegExp(`^cairn: ${code}: `))
+  expect(result.stderr).not.toMatch(/\n\s+at /)
+  return lines[0] as string
+}
+
+async function newOwner(): Promise<HomeInfo> {
+  const dir = path.join(await tempDir(), 'owner')
+  return JSON.parse(ok(await run(['init', '--dir', dir, '--json'])).stdout) as HomeInfo
+}
+
+/** A new home joining `space` (empty until it syncs). */
+async function newReplica(space: string): Promise<HomeInfo> {
+  const dir = path.join(await tempDir(), 'replica')
+  return JSON.parse(ok(await run(['init', '--dir', dir, '--space', space, '--json'])).stdout) as HomeInfo
+}
+
+async function createToken(owner: HomeInfo, audience: string, ...flags: string[]): Promise<{ token: string; id: string; expiresAt: number }> {
+  return JSON.parse(ok(await run(['token', 'create', '--audience', audience, '--dir', owner.dir, '--json', ...flags])).stdout) as { token: string; id: string; expiresAt: number }
+}
+
+async function records(home: HomeInfo): Promise<RecordJson[]> {
+  return (JSON.parse(ok(await run(['query', '--dir', home.dir, '--json'])).stdout) as { records: RecordJson[] }).records
+}
+
+function digestOf(result: ProcessResult): string {
+  return /^digest ([0-9a-f]{64})$/m.exec(result.stdout)?.[1] ?? ''
+}
+
+async function startRelay(dir: string): Promise<{ process: RunningCli; url: string; port: number; key: string }> {
+  const relay = startCli(['serve', '--port', '0', '--dir', dir])
+  const [, url, port, key] = await relay.waitFor(RELAY_LINE)
+  return { process: relay, url: url as string, port: Number(port), key: key as string }
+}
+
+describe('cairn sync through cairn serve', () => {
+  let relay: Awaited<ReturnType<typeof startRelay>>
+
+  beforeAll(async () => {
+    relay = await startRelay(path.join(await tempDir(), 'relay'))
+  })
+  afterAll(async () => {
+    await relay.process.stop()
+  })
+
+  it('serve prints one line with the actual port and its key, and nothing else on stdout', () => {
+    expect(relay.port).toBeGreaterThan(0)
+    expect(relay.process.output.stdout.trim().split('\n')).toHaveLength(1)
+  })
+
+  it('an owner syncs up; a joined replica with a grant and a token syncs down, writes, and the owner receives it', async () => {
+    const owner = await newOwner()
+    const episode = ok(await run(['remember', '--dir', owner.dir, '--tag', 'drinks', 'the user likes green tea'])).stdout.trim()
+    const preference = ok(await run(['remember', '--dir', owner.dir, '--kind', 'preference', '--field', 'key=tone', 'direct'])).stdout.trim()
+    const replica = await newReplica(owner.space)
+    expect(await records(replica)).toEqual([])
+    const granted = ok(await run(['grant', replica.author, '--dir', owner.dir]))
+    expect(granted.stdout).toContain(`granted write to ${replica.author}`)
+    const { token } = await createToken(owner, replica.author, '--permission', 'read,write')
+
+    const up = ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    expect(up.stdout).toMatch(/^synced with ws:\/\/127\.0\.0\.1:\d+: sent \d+ events, received 0$/m)
+    const down = ok(await run(['sync', relay.url, '--token', token, '--dir', replica.dir, '--relay-key', relay.key]))
+    expect(down.stdout).toMatch(/: sent 0 events, received [1-9]\d*$/m)
+    expect(digestOf(down)).toBe(digestOf(up))
+    expect((await records(replica)).map((record) => record.id).sort()).toEqual([episode, preference].sort())
+
+    const written = ok(await run(['remember', '--dir', replica.dir, 'written on the second device'])).stdout.trim()
+    ok(await runCli(['sync', relay.url, '--dir', replica.dir], { env: { CAIRN_TOKEN: token } }))
+    const back = ok(await run(['sync', relay.url, '--dir', owner.dir, '--json']))
+    expect(JSON.parse(back.stdout)).toMatchObject({ url: relay.url, received: 1, sent: 0 })
+    expect((await records(owner)).map((record) => record.id)).toContain(written)
+  })
+
+  it('a token scoped to preferences syncs only preferences', async () => {
+    const owner = await newOwner()
+    const episode = ok(await run(['remember', '--dir', owner.dir, 'the door code is zebra-quokka'])).stdout.trim()
+    const preference = ok(await run(['remember', '--dir', owner.dir, '--kind', 'preference', '--field', 'key=drink', 'tea'])).stdout.trim()
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    const reader = await newReplica(owner.space)
+    const { token } = await createToken(owner, reader.author, '--kind', 'preference')
+    ok(await run(['sync', relay.url, '--token', token, '--dir', reader.dir]))
+    const seen = await records(reader)
+    expect(seen.map((record) => [record.kind, record.id])).toEqual([['preference', preference]])
+    expectOneLineError(await run(['get', episode, '--dir', reader.dir]), 1, 'UNKNOWN_RECORD')
+    // The episode's event came as a signed header only: its content never reached the reader.
+    const log = ok(await run(['log', '--dir', reader.dir, '--json'])).stdout
+    expect(log).not.toContain('zebra-quokka')
+    expect(log).toMatch(/"bodyState":"absent"/)
+  })
+
+  it('token inspect shows the fields and verifies the signature; a forged token is refused', async () => {
+    const owner = await newOwner()
+    const replica = await newReplica(owner.space)
+    const { token, id, expiresAt } = await createToken(owner, replica.author, '--kind', 'preference', '--any-tag', 'work', '--expires', '7d')
+    const text = ok(await run(['token', 'inspect', token])).stdout
+    expect(text).toMatch(new RegExp(`^id +${id}$`, 'm'))
+    expect(text).toMatch(new RegExp(`^issuer +${owner.author}$`, 'm'))
+    expect(text).toMatch(new RegExp(`^audience +${replica.author}$`, 'm'))
+    expect(text).toMatch(new RegExp(`^space +${owner.space}$`, 'm'))
+    expect(text).toMatch(/^scope +kinds preference and tagged any of work$/m)
+    expect(text).toMatch(/^permissions +read$/m)
+    expect(text).toMatch(/^expires +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in (7d|6d 23h)\)$/m)
+    expect(text).toMatch(/^expired +no$/m)
+    const json = JSON.parse(ok(await run(['token', 'inspect', token, '--json', '--dir', owner.dir])).stdout) as Record<string, unknown>
+    expect(json).toMatchObject({ id, expiresAt, issuer: owner.author, audience: replica.author, space: owner.space, permissions: ['read'], expired: false, revoked: false, issuerIsAdmin: true })
+    expect(json.scope).toEqual({ kinds: ['preference'], tags: { any: ['work'] } })
+    expect(json.expiresAt as number - (json.issuedAt as number)).toBe(7 * 86_400_000)
+
+    // Same signature over a payload that now also grants write.
+    const [prefix, payload, signature] = token.split('.') as [string, string, string]
+    const widened = Buffer.from(Buffer.from(payload, 'base64url').toString('utf8').replace('"permissions":["read"]', '"permissions":["read","write"]')).toString('base64url')
+    expectOneLineError(await run(['token', 'inspect', `${prefix}.${widened}.${signature}`]), 1, 'TOKEN_FORGED')
+    expectOneLineError(await run(['token', 'inspect', 'ct1.nonsense']), 1, 'BAD_TOKEN')
+  })
+
+  it('a revoked token is refused on the next sync, once the revocation reached the relay', async () => {
+    const owner = await newOwner()
+    ok(await run(['remember', '--dir', owner.dir, 'something to sync']))
+    const replica = await newReplica(owner.space)
+    const { token, id } = await createToken(owner, replica.author)
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    ok(await run(['sync', relay.url, '--token', token, '--dir', replica.dir]))
+    const revoked = ok(await run(['token', 'revoke', token, '--dir', owner.dir]))
+    expect(revoked.stdout).toContain(`revoked token ${id}`)
+    expect(ok(await run(['token', 'revoke', id, '--dir', owner.dir])).stdout).toContain('already revoked')
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    const refused = expectOneLineError(await runCli(['sync', relay.url, '--token', token, '--dir', replica.dir]), 1, 'TOKEN_REVOKED')
+    expect(refused).toContain('flag --token')
+  })
+
+  it('refusals name their code: no token, a token for another key, an unknown space, the wrong relay key', async () => {
+    const owner = await newOwner()
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    const replica = await newReplica(owner.space)
+    const other = await newReplica(owner.space)
+    expectOneLineError(await run(['sync', relay.url, '--dir', replica.dir]), 1, 'TOKEN_REQUIRED')
+    const { token } = await createToken(owner, other.author)
+    expectOneLineError(await run(['sync', relay.url, '--token', token, '--dir', replica.dir]), 1, 'WRONG_AUDIENCE')
+    const stranger = await newReplica('ab'.repeat(32))
+    expectOneLineError(await run(['sync', relay.url, '--dir', stranger.dir]), 1, 'UNKNOWN_SPACE')
+    expectOneLineError(await run(['sync', relay.url, '--dir', owner.dir, '--relay-key', 'cd'.repeat(32)]), 1, 'RELAY_KEY_MISMATCH')
+    expectOneLineError(await run(['token', 'create', '--audience', owner.author, '--dir', replica.dir]), 1, 'NOT_AUTHORIZED')
+  })
+
+  it('sync --live prints what it receives until SIGINT, then closes and exits 0', async () => {
+    const owner = await newOwner()
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    const replica = await newReplica(owner.space)
+    // A read-only token: a live session must never echo what it received back to the relay
+    // (that would be a write, and the relay would close the session with PERMISSION_DENIED).
+    const { token } = await createToken(owner, replica.author, '--permission', 'read')
+    const live = startCli(['sync', relay.url, '--live', '--token', token, '--dir', replica.dir])
+    await live.waitFor(/live: caught up both ways/, 'stderr')
+    const id = ok(await run(['remember', '--dir', owner.dir, 'pushed while the replica is live'])).stdout.trim()
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    // The catch-up brought the genesis (1 event); the pushed record makes 2; nothing goes back.
+    await live.waitFor(/received 1, sent 0 \(total 2 received, 0 sent\)/)
+    const result = await live.stop('SIGINT')
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^stopped: received 2 events, sent 0 in all$/m)
+    expect((await records(replica)).map((record) => record.id)).toEqual([id])
+  })
+
+  it('gives up on a relay that is not there after --timeout, with one line', async () => {
+    const owner = await newOwner()
+    const line = expectOneLineError(await runCli(['sync', `ws://127.0.0.1:${await freePort()}`, '--timeout', '2', '--dir', owner.dir]), 1, 'SYNC_TIMEOUT')
+    expect(line).toMatch(/not synced within 2 s; last problem: CONNECTION_FAILED: .*ECONNREFUSED/)
+  })
+
+  it('serve refuses a port in use with one line, exit 1', async () => {
+    const dir = path.join(await tempDir(), 'second-relay')
+    const line = expectOneLineError(await runCli(['serve', '--port', String(relay.port), '--dir', dir]), 1, 'PORT_IN_USE')
+    expect(line).toContain(`127.0.0.1:${relay.port}`)
+  })
+})
+
+describe('cairn serve stopping and restarting', () => {
+  it('exits 0 on SIGTERM with the store flushed; restarted on the same directory it keeps its key and serves the data', async () => {
+    const dir = path.join(await tempDir(), 'relay')
+    const first = await startRelay(dir)
+    const owner = await newOwner()
+    const id = ok(await run(['remember', '--dir', owner.dir, 'kept across a relay restart'])).stdout.trim()
+    ok(await run(['sync', first.url, '--dir', owner.dir]))
+    const stopped = await first.process.stop('SIGTERM')
+    expect(stopped.code).toBe(0)
+    expect(stopped.stderr).toMatch(/SIGTERM: stopping: closing \d+ sessions?, flushing the store/)
+    expect(stopped.stderr).toContain(`stopped; store flushed to ${dir}`)
+
+    const second = await startRelay(dir)
+    try {
+      expect(second.key).toBe(first.key)
+      // A fresh replica, and the owner never syncs again: what it receives is what the relay kept.
+      const fresh = await newReplica(owner.space)
+      const { token } = await createToken(owner, fresh.author)
+      ok(await run(['sync', second.url, '--token', token, '--dir', fresh.dir]))
+      expect((await records(fresh)).map((record) => record.id)).toEqual([id])
+    } finally {
+      expect((await second.process.stop('SIGINT')).code).toBe(0)
+    }
+  })
+})
+
+describe('bad command lines exit 2 with one line', () => {
+  const key = 'ab'.repeat(32)
+  const cases: [string, string[], string][] = [
+    ['sync without a url', ['sync'], 'MISSING_ARGUMENT'],
+    ['sync to a url that is not ws://', ['sync', 'http://127.0.0.1:7357'], 'BAD_URL'],
+    ['sync --live with --timeout', ['sync', 'ws://127.0.0.1:7357', '--live', '--timeout', '2'], 'CONFLICTING_FLAGS'],
+    ['sync --timeout that is not a number', ['sync', 'ws://127.0.0.1:7357', '--timeout', 'soon'], 'BAD_FLAG_VALUE'],
+    ['sync --relay-key that is not a key', ['sync', 'ws://127.0.0.1:7357', '--relay-key', 'abc'], 'BAD_KEY'],
+    ['serve --port out of range', ['serve', '--port', '70000'], 'BAD_FLAG_VALUE'],
+    ['serve with an unknown flag', ['serve', '--ports', '1'], 'UNKNOWN_FLAG'],
+    ['token without a command', ['token'], 'MISSING_COMMAND'],
+    ['token with an unknown command', ['token', 'mint'], 'UNKNOWN_COMMAND'],
+    ['token create without --audience', ['token', 'create'], 'MISSING_FLAG'],
+    ['token create with an unknown kind', ['token', 'create', '--audience', key, '--kind', 'memo'], 'UNKNOWN_KIND'],
+    ['token create with an unknown permission', ['token', 'create', '--audience', key, '--permission', 'read,admin'], 'BAD_FLAG_VALUE'],
+    ['token create --expires without a unit', ['token', 'create', '--audience', key, '--expires', '30'], 'BAD_DURATION'],
+    ['token create --all with --kind', ['token', 'create', '--audience', key, '--all', '--kind', 'fact'], 'CONFLICTING_FLAGS'],
+    ['token revoke of something that is neither', ['token', 'revoke', 'xyz'], 'BAD_KEY'],
+    ['grant of a key that is not hex', ['grant', 'bob'], 'BAD_KEY'],
+    ['init --space that is not an id', ['init', '--space', 'home'], 'BAD_KEY'],
+    ['init --space with --name', ['init', '--space', key, '--name', 'x'], 'CONFLICTING_FLAGS'],
+  ]
+  for (const [name, args, code] of cases) {
+    it(`refuses ${name} (${code})`, async () => {
+      const cwd = await tempDir()
+      expectOneLineError(await run(args, { cwd }), 2, code)
+    })
+  }
+
+  it('reaches the process the same way (a real exit code 2)', async () => {
+    expectOneLineError(await runCli(['sync', 'ws://127.0.0.1:7357', '--timeout', '-1']), 2, 'MISSING_VALUE')
+  })
+})
