@@ -1,0 +1,260 @@
+/**
+ * Token scopes through a real relay. Reading: a scoped reader receives every header (so it can
+ * verify every chain) but bodies only for records in scope (by kind, by tags any/all/none, by
+ * explicit ids, or all); what it can query and what its store holds show nothing else. Deletions
+ * always reach it. Writing: a token writes only with `write`, within its scope, deletes only
+ * with `redact`; an author the log never granted is refused whatever its token says, and its
+ * events are applied nowhere.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { CairnError } from '../../src/errors.js'
+import type { Memory } from '../../src/memory/index.js'
+import type { Relay } from '../../src/sync/relay.js'
+import { craftEvent, RawPeer } from '../helpers/raw-peer.js'
+import {
+  download, eventsOf, failureOf, openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor, waitFor,
+} from '../helpers/sync-fixtures.js'
+
+const teardown = new Teardown()
+afterEach(() => teardown.run())
+
+interface Library {
+  readonly relay: Relay
+  readonly owner: Memory
+  /** Record name → id. */
+  readonly ids: Record<'tone' | 'diet' | 'work' | 'home' | 'both' | 'fact', string>
+  /** Record name → a word only its content holds. */
+  readonly words: Record<'tone' | 'diet' | 'work' | 'home' | 'both' | 'fact', string>
+}
+
+async function syncOnce(memory: Memory, url: string, token?: string): Promise<void> {
+  const client = await startSync(teardown, memory, url, { live: false, ...(token ? { token } : {}) })
+  await client.synced()
+}
+
+/** An owner with two preferences, three tagged episodes and a fact, all on a relay. */
+async function library(): Promise<Library> {
+  const relay = await startRelay(teardown)
+  const owner = await openOwner(teardown)
+  const ids = {
+    tone: await owner.remember({ kind: 'preference', key: 'tone', value: 'laconic' }),
+    diet: await owner.remember({ kind: 'preference', key: 'diet', value: 'pescatarian' }),
+    work: await owner.remember({ kind: 'episode', summary: 'quarterly planning with marta', tags: ['work'] }),
+    home: await owner.remember({ kind: 'episode', summary: 'repainting the kitchen ochre', tags: ['home', 'secret'] }),
+    both: await owner.remember({ kind: 'episode', summary: 'office party in the garden', tags: ['work', 'home'] }),
+    fact: '',
+  }
+  ids.fact = await owner.remember({ kind: 'fact', episodeID: ids.both, subject: 'user', predicate: 'lives in', object: 'trondheim' })
+  await owner.update(ids.work, { set: { details: 'budget spreadsheet for marta' } })
+  await syncOnce(owner, relay.url)
+  const words = { tone: 'laconic', diet: 'pescatarian', work: 'marta', home: 'ochre', both: 'garden', fact: 'trondheim' }
+  return { relay, owner, ids, words }
+}
+
+/** A reader with `scope` syncs once; it holds every header, and bodies exactly for `visible`. */
+async function expectReads(lib: Library, scope: unknown, visible: readonly (keyof Library['ids'])[]): Promise<Memory> {
+  const reader = await openReplica(teardown, lib.owner)
+  await syncOnce(reader, lib.relay.url, tokenFor(lib.owner, reader, scope))
+  expect(reader.versionVector()).toEqual(lib.owner.versionVector())
+  expect((await reader.log.verify()).ok).toBe(true)
+  const shown = (await reader.query({ limit: 100 })).records.map((record) => record.id).sort()
+  expect(shown).toEqual(visible.map((name) => lib.ids[name]).sort())
+  const text = await storeText(reader)
+  for (const name of Object.keys(lib.ids) as (keyof Library['ids'])[]) {
+    const inScope = visible.includes(name)
+    for (const event of await eventsOf(lib.owner, lib.ids[name])) {
+      expect((await reader.log.get(event))?.bodyState, `${name} ${event}`).toBe(inScope ? 'present' : 'absent')
+    }
+    expect(text.includes(lib.words[name]), `the store ${inScope ? 'holds' : 'does not hold'} "${lib.words[name]}"`).toBe(inScope)
+    if (!inScope) expect(await reader.search(lib.words[name])).toEqual([])
+  }
+  return reader
+}
+
+describe('reading through a scoped token', () => {
+  it('kinds: a reader of preferences sees preference bodies only, every other event as a header', async () => {
+    const lib = await library()
+    await expectReads(lib, { kinds: ['preference'] }, ['tone', 'diet'])
+  })
+
+  it('tags any: records carrying at least one of the tags', async () => {
+    const lib = await library()
+    await expectReads(lib, { tags: { any: ['work', 'nothing'] } }, ['work', 'both'])
+  })
+
+  it('tags all: records carrying every one of the tags', async () => {
+    const lib = await library()
+    await expectReads(lib, { tags: { all: ['work', 'home'] } }, ['both'])
+  })
+
+  it('tags none, with kinds: episodes without the excluded tag', async () => {
+    const lib = await library()
+    await expectReads(lib, { kinds: ['episode'], tags: { none: ['secret'] } }, ['work', 'both'])
+  })
+
+  it('explicit ids: exactly those records', async () => {
+    const lib = await library()
+    await expectReads(lib, { ids: [lib.ids.home, lib.ids.tone] }, ['home', 'tone'])
+  })
+
+  it('all: everything, and the reader shows the same memory as the owner', async () => {
+    const lib = await library()
+    const reader = await expectReads(lib, { all: true }, ['tone', 'diet', 'work', 'home', 'both', 'fact'])
+    expect(await reader.digest()).toBe(await lib.owner.digest())
+  })
+
+  it('a live scoped reader receives new in-scope bodies and new out-of-scope headers', async () => {
+    const lib = await library()
+    const ownerClient = await startSync(teardown, lib.owner, lib.relay.url)
+    await ownerClient.synced()
+    const reader = await openReplica(teardown, lib.owner)
+    const client = await startSync(teardown, reader, lib.relay.url, { token: tokenFor(lib.owner, reader, { kinds: ['preference'] }) })
+    await client.synced()
+    const pref = await lib.owner.remember({ kind: 'preference', key: 'editor', value: 'helix' })
+    const episode = await lib.owner.remember({ kind: 'episode', summary: 'bought a kayak' })
+    await waitFor(() => reader.versionVector()[lib.owner.author] === lib.owner.versionVector()[lib.owner.author], 'the reader to catch up')
+    expect((await reader.get(pref))?.value).toBe('helix')
+    expect(await reader.get(episode)).toBeUndefined()
+    expect(await reader.search('kayak')).toEqual([])
+  })
+
+  it('deletions reach a scoped reader, in scope and out of it, and erase what it held', async () => {
+    const lib = await library()
+    const ownerClient = await startSync(teardown, lib.owner, lib.relay.url)
+    await ownerClient.synced()
+    const reader = await openReplica(teardown, lib.owner)
+    const client = await startSync(teardown, reader, lib.relay.url, { token: tokenFor(lib.owner, reader, { kinds: ['preference'] }) })
+    await client.synced()
+    const toneEvents = await eventsOf(lib.owner, lib.ids.tone)
+    expect((await reader.get(lib.ids.tone))?.value).toBe('laconic')
+    await lib.owner.forget(lib.ids.tone)
+    await lib.owner.forget(lib.ids.home)
+    await waitFor(async () => (await reader.status(lib.ids.tone)) === 'deleted', 'the in-scope deletion to arrive')
+    await waitFor(async () => (await reader.status(lib.ids.home)) === 'deleted', 'the out-of-scope deletion to arrive')
+    expect(await reader.get(lib.ids.tone)).toBeUndefined()
+    for (const event of toneEvents) expect((await reader.log.get(event))?.bodyState).toBe('erased')
+    expect(await reader.search('laconic')).toEqual([])
+    expect(await storeText(reader)).not.toContain('laconic')
+    expect((await reader.query({ limit: 100 })).records.map((record) => record.id)).toEqual([lib.ids.diet])
+    expect((await reader.log.verify()).ok).toBe(true)
+  })
+
+  // A redaction's body keeps the record's skeleton (tags, times…): a reader whose scope does not
+  // hold the record gets its header only, and shows nothing of it.
+  it('a redaction of an out-of-scope record shows a scoped reader nothing of it', async () => {
+    const lib = await library()
+    await lib.owner.redact(lib.ids.home)
+    await syncOnce(lib.owner, lib.relay.url)
+    const reader = await openReplica(teardown, lib.owner)
+    await syncOnce(reader, lib.relay.url, tokenFor(lib.owner, reader, { kinds: ['preference'] }))
+    expect((await reader.query({ limit: 100 })).records.map((record) => record.id).sort()).toEqual([lib.ids.tone, lib.ids.diet].sort())
+    expect(await storeText(reader)).not.toContain('"secret"')
+  })
+})
+
+describe('writing through a scoped token', () => {
+  /** A granted writer, live with `token`, next to the live owner. */
+  async function writer(lib: Library, scope: unknown, permissions: string[]) {
+    const ownerClient = await startSync(teardown, lib.owner, lib.relay.url)
+    await ownerClient.synced()
+    const memory = await openReplica(teardown, lib.owner, { grant: true })
+    const client = await startSync(teardown, memory, lib.relay.url, { token: tokenFor(lib.owner, memory, scope, permissions) })
+    await client.synced()
+    await waitFor(() => memory.versionVector()[lib.owner.author] === lib.owner.versionVector()[lib.owner.author], 'the writer to hold the grant')
+    return { memory, client }
+  }
+
+  /** The writer's events the relay and the owner hold. */
+  async function landed(lib: Library, memory: Memory): Promise<{ relay: number; owner: number }> {
+    const copy = await download(teardown, lib.relay.url, lib.owner)
+    return { relay: copy.versionVector()[memory.author] ?? 0, owner: lib.owner.versionVector()[memory.author] ?? 0 }
+  }
+
+  it('accepts writes within scope, refuses one outside with PERMISSION_DENIED, which reaches no one', async () => {
+    const lib = await library()
+    const { memory, client } = await writer(lib, { kinds: ['preference'] }, ['read', 'write'])
+    const pref = await memory.remember({ kind: 'preference', key: 'music', value: 'shoegaze' })
+    await waitFor(async () => (await lib.owner.get(pref))?.value === 'shoegaze', 'the in-scope write to reach the owner')
+    const failure = failureOf(client)
+    await memory.remember({ kind: 'episode', summary: 'an episode the token may not write' })
+    const error = await failure
+    expect(error.code).toBe('PERMISSION_DENIED')
+    expect(client.status).toBe('error')
+    expect(await landed(lib, memory)).toEqual({ relay: 1, owner: 1 })
+    expect(memory.versionVector()[memory.author]).toBe(2)
+  })
+
+  it('refuses a change that would move a record out of scope', async () => {
+    const lib = await library()
+    const { memory, client } = await writer(lib, { kinds: ['episode'], tags: { none: ['secret'] } }, ['read', 'write'])
+    const failure = failureOf(client)
+    await memory.update(lib.ids.work, { add: { tags: ['secret'] } })
+    expect((await failure).code).toBe('PERMISSION_DENIED')
+    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+    expect((await lib.owner.get(lib.ids.work))?.tags).toEqual(['work'])
+  })
+
+  it('a read-only token cannot write', async () => {
+    const lib = await library()
+    const { memory, client } = await writer(lib, { all: true }, ['read'])
+    const failure = failureOf(client)
+    await memory.remember({ kind: 'preference', key: 'music', value: 'shoegaze' })
+    expect((await failure).code).toBe('PERMISSION_DENIED')
+    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+  })
+
+  it('deleting needs the redact permission', async () => {
+    const lib = await library()
+    const { memory, client } = await writer(lib, { all: true }, ['read', 'write'])
+    const failure = failureOf(client)
+    await memory.forget(lib.ids.tone)
+    expect((await failure).code).toBe('PERMISSION_DENIED')
+    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+    expect(await lib.owner.status(lib.ids.tone)).toBe('visible')
+    // With it, the same deletion goes through.
+    const allowed = await writer(lib, { all: true }, ['read', 'write', 'redact'])
+    await allowed.memory.forget(lib.ids.tone)
+    await waitFor(async () => (await lib.owner.status(lib.ids.tone)) === 'deleted', 'the deletion to reach the owner')
+  })
+})
+
+describe('an author the log never granted', () => {
+  it('cannot write locally, and its crafted events are refused with NOT_AUTHORIZED and applied nowhere', async () => {
+    const lib = await library()
+    const ownerClient = await startSync(teardown, lib.owner, lib.relay.url)
+    await ownerClient.synced()
+    const other = await openReplica(teardown, lib.owner)
+    const otherClient = await startSync(teardown, other, lib.relay.url, { token: tokenFor(lib.owner, other, { all: true }) })
+    await otherClient.synced()
+    // A valid write token, but no grant in the log.
+    const intruder = await openReplica(teardown, lib.owner)
+    const token = tokenFor(lib.owner, intruder, { all: true }, ['read', 'write', 'redact'])
+    await syncOnce(intruder, lib.relay.url, token)
+    const local = await intruder.remember({ kind: 'episode', summary: 'x' }).catch((error: unknown) => error)
+    expect((local as CairnError).code).toBe('NOT_AUTHORIZED')
+
+    const event = await craftEvent(intruder, intruder.identity, { kind: 'episode', id: 'ep_1ntruder00000000', fields: { summary: 'intruder was here' } })
+    const peer = await RawPeer.connect(lib.relay.url)
+    teardown.add(0, () => peer.close())
+    expect((await peer.handshake(intruder.identity, lib.owner.space, { token }))?.type).toBe('ready')
+    await peer.sendMessage({ type: 'events', seq: 1, events: [{ header: event.header, body: event.body as Uint8Array, signature: event.signature as Uint8Array }] })
+    const refusal = await peer.next('error')
+    expect(refusal?.code).toBe('NOT_AUTHORIZED')
+    await peer.closed
+
+    // Delivered directly, a replica refuses it too, and its log stays as it was.
+    const before = other.versionVector()
+    expect(((await other.ingest([event]).catch((error: unknown) => error)) as CairnError).code).toBe('NOT_AUTHORIZED')
+    expect(other.versionVector()).toEqual(before)
+
+    // A legitimate write still flows, and the intruder's event is nowhere.
+    const after = await lib.owner.remember({ kind: 'episode', summary: 'after the intrusion' })
+    await waitFor(async () => (await other.get(after)) !== undefined, 'the next write to reach the other peer')
+    const copy = await download(teardown, lib.relay.url, lib.owner)
+    for (const memory of [copy, other, lib.owner]) {
+      expect(memory.versionVector()[intruder.author]).toBeUndefined()
+      expect(await memory.log.get(event.id)).toBeUndefined()
+      expect(await memory.search('intruder')).toEqual([])
+    }
+  })
+})

@@ -1,0 +1,92 @@
+/**
+ * Live sessions after catch-up, over a relay on loopback: new events reach every live peer once,
+ * a peer never sends back what it was just sent, and a token holder that may not write what it
+ * receives (a reader, a writer without redact) stays live while others write and delete.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Memory } from '../../src/memory/index.js'
+import {
+  openOwner, openReplica, recordStatuses, sleep, startRelay, startSync, Teardown, tokenFor, waitFor,
+} from '../helpers/sync-fixtures.js'
+
+const teardown = new Teardown()
+afterEach(() => teardown.run())
+
+async function liveOwner() {
+  const relay = await startRelay(teardown)
+  const owner = await openOwner(teardown)
+  await owner.remember({ kind: 'episode', summary: 'before anyone joined' })
+  const client = await startSync(teardown, owner, relay.url)
+  await client.synced()
+  return { relay, owner }
+}
+
+const caughtUp = (peer: Memory, owner: Memory) => () => peer.versionVector()[owner.author] === owner.versionVector()[owner.author]
+
+describe('live push', () => {
+  it('new events reach a live full-access peer, which stays live, and every log verifies', async () => {
+    const { relay, owner } = await liveOwner()
+    const peer = await openReplica(teardown, owner)
+    await owner.grant(peer.author, ['admin'])
+    const client = await startSync(teardown, peer, relay.url)
+    await client.synced()
+    const statuses = recordStatuses(client)
+    for (let i = 0; i < 5; i++) await owner.remember({ kind: 'episode', summary: `live ${i}` })
+    await owner.rememberMany(Array.from({ length: 100 }, (_, i) => ({ kind: 'episode', summary: `bulk ${i}` })))
+    await waitFor(caughtUp(peer, owner), 'the peer to catch up')
+    expect(statuses).toEqual(['live'])
+    expect(await peer.digest()).toBe(await owner.digest())
+    const report = await peer.log.verify()
+    expect(report.ok).toBe(true)
+    expect(report.events).toBe(Object.values(owner.versionVector()).reduce((sum, seq) => sum + seq, 0))
+  })
+
+  // Regression: receiveEvents used to advance peerVector only after ingesting, and applying
+  // woke the pump, which sent every live-pushed event straight back to the relay.
+  it('a live peer never sends back the events it was just sent', async () => {
+    const { relay, owner } = await liveOwner()
+    const peer = await openReplica(teardown, owner)
+    await owner.grant(peer.author, ['admin'])
+    const client = await startSync(teardown, peer, relay.url)
+    await client.synced()
+    await waitFor(caughtUp(peer, owner), 'the peer to hold the grant')
+    await sleep(100)
+    let echoed = 0
+    client.on('sent', ({ events }) => { echoed += events })
+    await owner.rememberMany(Array.from({ length: 100 }, (_, i) => ({ kind: 'episode', summary: `bulk ${i}` })))
+    await waitFor(caughtUp(peer, owner), 'the peer to catch up')
+    await sleep(200)
+    expect(echoed).toBe(0)
+  })
+
+  // Regression: the relay checked echoed events as writes, so the echo above cut a read-only
+  // reader (PERMISSION_DENIED, fatal) at the first event anyone else wrote.
+  it('a live read-only reader stays live while others write', async () => {
+    const { relay, owner } = await liveOwner()
+    const reader = await openReplica(teardown, owner)
+    const client = await startSync(teardown, reader, relay.url, { token: tokenFor(owner, reader, { all: true }) })
+    await client.synced()
+    const statuses = recordStatuses(client)
+    const first = await owner.remember({ kind: 'episode', summary: 'first live event' })
+    await waitFor(async () => (await reader.get(first)) !== undefined, 'the first event to arrive')
+    await sleep(200)
+    const second = await owner.remember({ kind: 'episode', summary: 'second live event' })
+    await waitFor(async () => (await reader.get(second)) !== undefined, 'the second event to arrive', 1000)
+    expect(statuses).toEqual(['live'])
+  })
+
+  // Regression: the same, for a writer without redact that received a deletion.
+  it('a live writer without the redact permission stays live when another peer deletes', async () => {
+    const { relay, owner } = await liveOwner()
+    const doomed = await owner.remember({ kind: 'episode', summary: 'to be forgotten' })
+    const writer = await openReplica(teardown, owner, { grant: true })
+    const client = await startSync(teardown, writer, relay.url, { token: tokenFor(owner, writer, { all: true }, ['read', 'write']) })
+    await client.synced()
+    await waitFor(caughtUp(writer, owner), 'the writer to catch up')
+    const statuses = recordStatuses(client)
+    await owner.forget(doomed)
+    await waitFor(async () => (await writer.status(doomed)) === 'deleted', 'the deletion to arrive')
+    await sleep(200)
+    expect(statuses).toEqual(['live'])
+  })
+})

@@ -1,0 +1,342 @@
+/**
+ * Capability tokens: create, decode and verify as units (expiry at the skew boundary, audience,
+ * space, revocation, forgery by flipped bytes or re-encoded claims, a signer without the admin
+ * right, malformed strings), then the same refusals through a real relay on loopback: each ends
+ * the client with status `error` and the right code, and nothing moves either way.
+ */
+import fc from 'fast-check'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createToken, CLOCK_SKEW_MS, decodeToken, verifyToken, type TokenContext } from '../../src/auth/index.js'
+import { AuthError, CairnError, LimitError } from '../../src/errors.js'
+import { ManualClock } from '../../src/log/clock.js'
+import { defaultCrypto, Identity } from '../../src/log/index.js'
+import type { Memory } from '../../src/memory/index.js'
+import type { Relay } from '../../src/sync/relay.js'
+import { badValues } from '../helpers/bad-inputs.js'
+import {
+  download, failureOf, openOwner, openReplica, refusalOf, sleep, startRelay, startSync, Teardown, tokenFor, waitFor,
+} from '../helpers/sync-fixtures.js'
+
+const crypto = defaultCrypto()
+const T0 = Date.UTC(2026, 2, 1, 9)
+const HOUR_MS = 3_600_000
+
+const teardown = new Teardown()
+afterEach(() => teardown.run())
+
+function refusal(run: () => unknown): CairnError {
+  try {
+    run()
+  } catch (error) {
+    if (error instanceof CairnError) return error
+    throw error
+  }
+  throw new Error('expected a refusal')
+}
+
+/** Rebuilds a token from its parts with one byte of the payload or the signature changed. */
+function flipByte(token: string, part: 1 | 2, index: number, mask: number): string {
+  const parts = token.split('.')
+  const bytes = Buffer.from(parts[part] as string, 'base64url')
+  const at = index % bytes.length
+  bytes[at] = (bytes[at] as number) ^ (mask === 0 ? 1 : mask)
+  parts[part] = bytes.toString('base64url')
+  return parts.join('.')
+}
+
+/** The token's payload with `change` applied, re-encoded canonically, the old signature kept. */
+function withClaims(token: string, change: (payload: Record<string, unknown>) => void): string {
+  const [prefix, payload, signature] = token.split('.') as [string, string, string]
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>
+  change(claims)
+  const sorted = Object.fromEntries(Object.entries(claims).sort(([a], [b]) => (a < b ? -1 : 1)))
+  return `${prefix}.${Buffer.from(JSON.stringify(sorted)).toString('base64url')}.${signature}`
+}
+
+describe('capability tokens (units)', () => {
+  const owner = Identity.generate()
+  const holder = Identity.generate()
+  const space = 'cd'.repeat(32)
+  const context = (overrides: Partial<TokenContext> = {}): TokenContext => ({
+    space, audience: holder.author, nowMs: T0, crypto,
+    isRevoked: () => false, canIssue: (issuer) => issuer === owner.author, ...overrides,
+  })
+  const issue = (request: Partial<{ audience: string; scope: unknown; permissions: string[]; expiresInMs: number }> = {}, signer = owner) =>
+    createToken(signer, space, { audience: holder.author, scope: { kinds: ['preference'] }, permissions: ['write', 'read', 'read'], expiresInMs: HOUR_MS, ...request }, T0, crypto)
+
+  it('decodes to what was signed, with permissions sorted and deduplicated', () => {
+    const token = issue()
+    expect(token).toMatch(/^ct1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
+    expect(decodeToken(token, crypto)).toMatchObject({
+      v: 1, space, issuer: owner.author, audience: holder.author, scope: { kinds: ['preference'] },
+      permissions: ['read', 'write'], issuedAt: T0, expiresAt: T0 + HOUR_MS,
+    })
+    expect(verifyToken(token, context()).id).toMatch(/^[0-9a-f]{64}$/)
+    expect(issue().split('.')[1]).not.toBe(token.split('.')[1])
+  })
+
+  it('accepts a token up to its expiry plus the clock skew, and refuses it one millisecond later', () => {
+    const token = issue({ expiresInMs: 1000 })
+    expect(verifyToken(token, context({ nowMs: T0 + 1000 + CLOCK_SKEW_MS })).audience).toBe(holder.author)
+    const late = refusal(() => verifyToken(token, context({ nowMs: T0 + 1000 + CLOCK_SKEW_MS + 1 })))
+    expect(late).toBeInstanceOf(AuthError)
+    expect(late.code).toBe('TOKEN_EXPIRED')
+  })
+
+  it('refuses a token presented by a key other than its audience', () => {
+    const other = Identity.generate()
+    expect(refusal(() => verifyToken(issue(), context({ audience: other.author }))).code).toBe('WRONG_AUDIENCE')
+  })
+
+  it('refuses a token for another space', () => {
+    expect(refusal(() => verifyToken(issue(), context({ space: 'ef'.repeat(32) }))).code).toBe('WRONG_SPACE')
+  })
+
+  it('refuses a token its context reports revoked, by id', () => {
+    const token = issue()
+    const id = decodeToken(token, crypto).id
+    expect(refusal(() => verifyToken(token, context({ isRevoked: (tokenId) => tokenId === id }))).code).toBe('TOKEN_REVOKED')
+    expect(verifyToken(issue(), context({ isRevoked: (tokenId) => tokenId === id })).id).not.toBe(id)
+  })
+
+  it('refuses a token signed by a key without the admin right, even with a valid signature', () => {
+    const stranger = Identity.generate()
+    const token = issue({}, stranger)
+    expect(decodeToken(token, crypto).issuer).toBe(stranger.author)
+    expect(refusal(() => verifyToken(token, context())).code).toBe('ISSUER_NOT_AUTHORIZED')
+  })
+
+  it('refuses claims re-encoded under the old signature: wider permissions, scope, audience, expiry, issuer', () => {
+    const token = issue()
+    const forgeries = [
+      withClaims(token, (claims) => { claims.permissions = ['read', 'redact', 'write'] }),
+      withClaims(token, (claims) => { claims.scope = { all: true } }),
+      withClaims(token, (claims) => { claims.audience = Identity.generate().author }),
+      withClaims(token, (claims) => { claims.expiresAt = T0 + 100 * HOUR_MS }),
+      withClaims(token, (claims) => { claims.issuer = Identity.generate().author }),
+    ]
+    for (const forged of forgeries) {
+      const error = refusal(() => verifyToken(forged, context()))
+      expect(error.code).toBe('TOKEN_FORGED')
+    }
+    // The unchanged re-encoding still verifies: the refusals above are the claims, not the encoding.
+    expect(verifyToken(withClaims(token, () => undefined), context()).id).toBe(decodeToken(token, crypto).id)
+  })
+
+  it('refuses a token with any one byte of its payload or signature flipped', () => {
+    const token = issue()
+    fc.assert(fc.property(fc.constantFrom(1 as const, 2 as const), fc.nat(), fc.integer({ min: 1, max: 255 }), (part, index, mask) => {
+      const forged = flipByte(token, part, index, mask)
+      const error = refusal(() => verifyToken(forged, context()))
+      expect(error).toBeInstanceOf(AuthError)
+      expect(['BAD_TOKEN', 'TOKEN_FORGED']).toContain(error.code)
+      if (part === 2) expect(error.code).toBe('TOKEN_FORGED')
+    }), { numRuns: 300 })
+  })
+
+  it('refuses malformed strings with BAD_TOKEN and garbage of any shape with a Cairn error', () => {
+    const payload = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+    const signature = issue().split('.')[2] as string
+    const strings = [
+      '', 'ct1', 'ct1.', 'ct1..', 'ct1...', 'ct2.e30.e30', 'CT1.e30.e30', `ct1.${payload({})}.${signature}`,
+      `ct1.${payload([])}.${signature}`, `ct1.${payload('x')}.${signature}`, 'ct1.!!!.???', `ct1.${'A'.repeat(100)}.${signature}`,
+      `ct1.${payload({ v: 2 })}.${signature}`, `${issue()}.extra`, ` ${issue()}`,
+    ]
+    for (const text of strings) expect(refusal(() => decodeToken(text, crypto)).code, text).toBe('BAD_TOKEN')
+    expect(refusal(() => decodeToken('a'.repeat(64 * 1024 + 1), crypto))).toBeInstanceOf(LimitError)
+    for (const { name, value } of badValues()) {
+      expect(() => verifyToken(value, context()), name).toThrow(CairnError)
+    }
+    fc.assert(fc.property(fc.string({ maxLength: 300 }), (text) => {
+      expect(() => decodeToken(`ct1.${text}`, crypto)).toThrow(CairnError)
+    }), { numRuns: 300 })
+  })
+
+  it('refuses bad requests naming the field', () => {
+    expect(refusal(() => issue({ permissions: [] })).code).toBe('EMPTY')
+    expect(refusal(() => issue({ permissions: ['read', 'fly'] })).where.field).toBe('token.permissions[1]')
+    expect(refusal(() => issue({ audience: 'AB'.repeat(32) })).where.field).toBe('token.audience')
+    expect(refusal(() => issue({ scope: {} })).code).toBe('EMPTY_SCOPE')
+    expect(refusal(() => issue({ scope: { kinds: ['feelings'] } })).code).toBe('UNKNOWN_KIND')
+    expect(refusal(() => issue({ expiresInMs: 0 })).where.field).toBe('token.expiresIn')
+  })
+})
+
+describe('memory.createToken and revokeToken', () => {
+  it('only an admin issues tokens, and a revocation is an event every replica learns', async () => {
+    const owner = await openOwner(teardown)
+    const writer = await openReplica(teardown, owner, { grant: true })
+    await writer.ingest(await owner.events())
+    const token = tokenFor(owner, writer, { all: true })
+    expect(refusal(() => tokenFor(writer, owner, { all: true })).code).toBe('NOT_AUTHORIZED')
+    const id = decodeToken(token, crypto).id
+    const before = owner.versionVector()
+    await owner.revokeToken(token)
+    expect(owner.log.isTokenRevoked(id)).toBe(true)
+    expect(owner.versionVector()[owner.author]).toBe((before[owner.author] ?? 0) + 1)
+    expect(writer.log.isTokenRevoked(id)).toBe(false)
+    await writer.ingest(await owner.events(writer.versionVector()))
+    expect(writer.log.isTokenRevoked(id)).toBe(true)
+    // By id, too.
+    const second = tokenFor(owner, writer, { all: true })
+    await owner.revokeToken(decodeToken(second, crypto).id)
+    expect(owner.log.isTokenRevoked(decodeToken(second, crypto).id)).toBe(true)
+  })
+})
+
+interface Stage {
+  readonly clock: ManualClock
+  readonly relay: Relay
+  readonly owner: Memory
+  readonly peer: Memory
+  /** The peer's event that never reached the relay, and the owner's that never reached the peer. */
+  readonly peerVector: Record<string, number>
+}
+
+async function syncOnce(memory: Memory, url: string, token?: string): Promise<void> {
+  const client = await startSync(teardown, memory, url, { live: false, ...(token ? { token } : {}) })
+  await client.synced()
+}
+
+/**
+ * A relay holding the owner's space; a granted peer that synced once with a good token, then
+ * wrote offline, while the owner wrote something the peer has not seen.
+ */
+async function stage(): Promise<Stage> {
+  const clock = new ManualClock(T0)
+  const relay = await startRelay(teardown, { clock })
+  const owner = await openOwner(teardown, { clock })
+  await owner.remember({ kind: 'episode', summary: 'before the peer came' })
+  const peer = await openReplica(teardown, owner, { clock, grant: true })
+  await syncOnce(owner, relay.url)
+  await syncOnce(peer, relay.url, tokenFor(owner, peer, { all: true }, ['read', 'write']))
+  expect(peer.versionVector()).toEqual(owner.versionVector())
+  await peer.remember({ kind: 'episode', summary: 'written offline by the peer' })
+  await owner.remember({ kind: 'episode', summary: 'written by the owner later' })
+  await syncOnce(owner, relay.url)
+  return { clock, relay, owner, peer, peerVector: peer.versionVector() }
+}
+
+/** The peer presents `token`: refused with `code`, status error, nothing moved either way. */
+async function expectRefused(s: Stage, token: string | undefined, code: string): Promise<void> {
+  const client = await startSync(teardown, s.peer, s.relay.url, token === undefined ? {} : { token })
+  const error = await refusalOf(client)
+  expect(error.code).toBe(code)
+  expect(client.status).toBe('error')
+  expect(s.peer.versionVector()).toEqual(s.peerVector)
+  const relayCopy = await download(teardown, s.relay.url, s.owner)
+  expect(relayCopy.versionVector()).toEqual(s.owner.versionVector())
+  expect(relayCopy.versionVector()[s.peer.author]).toBeUndefined()
+}
+
+describe('tokens through the relay', () => {
+  const cases: { name: string; code: string; token: (s: Stage) => Promise<string | undefined> | string | undefined }[] = [
+    { name: 'no token from a key without full access', code: 'TOKEN_REQUIRED', token: () => undefined },
+    {
+      name: 'an expired token (the relay\'s clock is past expiry plus skew)', code: 'TOKEN_EXPIRED',
+      token: (s) => {
+        const token = s.owner.createToken({ audience: s.peer.author, scope: { all: true }, permissions: ['read', 'write'], expiresIn: 60_000 })
+        s.clock.advance(60_000 + CLOCK_SKEW_MS + 1)
+        return token
+      },
+    },
+    {
+      name: 'a token issued to another key', code: 'WRONG_AUDIENCE',
+      token: (s) => s.owner.createToken({ audience: Identity.generate().author, scope: { all: true }, permissions: ['read'], expiresIn: HOUR_MS }),
+    },
+    {
+      name: 'a revoked token', code: 'TOKEN_REVOKED',
+      token: async (s) => {
+        const token = tokenFor(s.owner, s.peer, { all: true }, ['read', 'write'])
+        await s.owner.revokeToken(token)
+        await syncOnce(s.owner, s.relay.url)
+        return token
+      },
+    },
+    {
+      name: 'a token with a flipped signature byte', code: 'TOKEN_FORGED',
+      token: (s) => flipByte(tokenFor(s.owner, s.peer, { all: true }, ['read', 'write']), 2, 7, 0x40),
+    },
+    {
+      name: 'another key\'s token re-addressed to this key', code: 'TOKEN_FORGED',
+      token: (s) => withClaims(tokenFor(s.owner, s.owner, { all: true }, ['read', 'write']), (claims) => { claims.audience = s.peer.author }),
+    },
+    {
+      name: 'a token signed by a granted writer without the admin right', code: 'ISSUER_NOT_AUTHORIZED',
+      token: (s) => createToken(s.peer.identity, s.owner.space, { audience: s.peer.author, scope: { all: true }, permissions: ['read', 'write'], expiresInMs: HOUR_MS }, T0, crypto),
+    },
+    {
+      name: 'a token for another space', code: 'WRONG_SPACE',
+      token: async (s) => {
+        const elsewhere = await openOwner(teardown, { clock: s.clock })
+        return elsewhere.createToken({ audience: s.peer.author, scope: { all: true }, permissions: ['read', 'write'], expiresIn: HOUR_MS })
+      },
+    },
+    { name: 'a malformed token', code: 'BAD_TOKEN', token: () => 'ct1.bm90IGEgdG9rZW4.AAAA' },
+  ]
+
+  for (const { name, code, token } of cases) {
+    it(`refuses ${name} with ${code}, and nothing syncs either way`, async () => {
+      const s = await stage()
+      await expectRefused(s, await token(s), code)
+    })
+  }
+
+  it('closes a live session with TOKEN_REVOKED when the revocation arrives, and refuses the token afterwards', async () => {
+    const s = await stage()
+    const ownerClient = await startSync(teardown, s.owner, s.relay.url)
+    await ownerClient.synced()
+    const token = tokenFor(s.owner, s.peer, { all: true }, ['read', 'write'])
+    const client = await startSync(teardown, s.peer, s.relay.url, { token })
+    await client.synced()
+    await waitFor(() => s.peer.versionVector()[s.owner.author] === s.owner.versionVector()[s.owner.author], 'the peer to catch up')
+    const errors: string[] = []
+    client.on('error', (error) => errors.push(error.code))
+    await s.owner.revokeToken(token)
+    await waitFor(() => client.status === 'error', 'the session to end')
+    expect(errors).toContain('TOKEN_REVOKED')
+    const seen = s.peer.versionVector()
+    // The owner keeps writing; the revoked peer receives none of it.
+    await s.owner.remember({ kind: 'episode', summary: 'after the revocation' })
+    await waitFor(async () => (await download(teardown, s.relay.url, s.owner)).versionVector()[s.owner.author] === s.owner.versionVector()[s.owner.author], 'the relay to hold the new event')
+    expect(s.peer.versionVector()).toEqual(seen)
+    const again = await startSync(teardown, s.peer, s.relay.url, { token })
+    expect((await refusalOf(again)).code).toBe('TOKEN_REVOKED')
+  })
+
+  it('closes a live session with TOKEN_EXPIRED when its token expires (past the clock skew)', async () => {
+    const relay = await startRelay(teardown)
+    // The owner's clock runs CLOCK_SKEW_MS behind: its token's expiry plus the skew the relay
+    // tolerates lands 400 ms from now on the relay's clock.
+    const owner = await openOwner(teardown, { clock: new ManualClock(Date.now() - CLOCK_SKEW_MS) })
+    await syncOnce(owner, relay.url)
+    const peer = await openReplica(teardown, owner)
+    const client = await startSync(teardown, peer, relay.url, {
+      token: owner.createToken({ audience: peer.author, scope: { all: true }, permissions: ['read'], expiresIn: 400 }),
+    })
+    await client.synced()
+    expect(client.status).toBe('live')
+    const error = await failureOf(client)
+    expect(error.code).toBe('TOKEN_EXPIRED')
+    expect(client.status).toBe('error')
+  })
+
+  // The handshake accepts a token up to CLOCK_SKEW_MS after its expiry; the session's expiry
+  // timer must allow the same skew, or such a token is cut right after `ready`.
+  it('serves a token that expired less than the clock skew ago, as docs/protocol.md promises', async () => {
+    const clock = new ManualClock(T0)
+    const relay = await startRelay(teardown, { clock })
+    const owner = await openOwner(teardown, { clock })
+    await owner.remember({ kind: 'episode', summary: 'hello' })
+    await syncOnce(owner, relay.url)
+    const peer = await openReplica(teardown, owner, { clock })
+    const token = owner.createToken({ audience: peer.author, scope: { all: true }, permissions: ['read'], expiresIn: 1000 })
+    clock.advance(10_000)
+    const client = await startSync(teardown, peer, relay.url, { token })
+    await client.synced()
+    // The session must not be cut right after `ready` (the expiry timer fires at once today).
+    await sleep(300)
+    expect(client.status).toBe('live')
+    expect(peer.versionVector()).toEqual(owner.versionVector())
+  })
+})
