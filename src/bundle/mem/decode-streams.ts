@@ -1,0 +1,110 @@
+/**
+ * Decodes the data files of a bundle into content (spec notes §3, §7, §8): known-kind streams,
+ * tombstones, the audit log and Evidence Pack edges strictly, row by row; vendor kinds as raw
+ * lines. Every refusal names the file and the line.
+ *
+ * Invariant: known rows are decoded by record-codec.ts exactly as the writer decodes them, so
+ * what is read writes back to the same lines. Blank lines carry no row and are skipped (the
+ * reference strips them); vendor lines are kept byte for byte, untrimmed, empty ones dropped.
+ */
+import { parseJson } from '../../log/index.js'
+import type { RecordKind } from '../../projection/kinds.js'
+import { forEachJsonlLine } from './jsonl.js'
+import { COUNT_KEY_AUDIT, COUNT_KEY_PROVENANCE_EDGE, COUNT_KEY_TOMBSTONE, type FileRole } from './layout.js'
+import type { DroppedKeys, ProblemList } from './problems.js'
+import { decodeAuditRow, decodeParsedRecord, decodeTombstone, type DecodedRow } from './record-codec.js'
+import type { JsonObject, MemBundleContent } from './types.js'
+
+/** Lines between progress reports while decoding. */
+const PROGRESS_EVERY_LINES = 4096
+
+export interface StreamContext {
+  readonly problems: ProblemList
+  readonly dropped: DroppedKeys
+  readonly maxLineBytes: number
+  /** Called with the byte offset reached in the current file. */
+  readonly onOffset?: (offset: number) => void
+}
+
+/** Content as it is decoded, file by file, with the row count of each count key. */
+export class ContentBuilder {
+  readonly records: Partial<Record<RecordKind, JsonObject[]>> = {}
+  readonly passthrough: Record<string, string[]> = {}
+  tombstones: JsonObject[] = []
+  auditLog: JsonObject[] = []
+  provenanceEdges: JsonObject[] | undefined
+  readonly counts = new Map<string, number>()
+
+  content(): MemBundleContent {
+    return {
+      records: this.records,
+      passthrough: this.passthrough,
+      tombstones: this.tombstones,
+      auditLog: this.auditLog,
+      ...(this.provenanceEdges === undefined ? {} : { provenanceEdges: this.provenanceEdges }),
+    }
+  }
+}
+
+function reportProgress(line: number, end: number, context: StreamContext): void {
+  if (context.onOffset !== undefined && line % PROGRESS_EVERY_LINES === 0) context.onOffset(end)
+}
+
+function decodeRows(bytes: Uint8Array, file: string, context: StreamContext, decode: (value: unknown) => DecodedRow): JsonObject[] {
+  const rows: JsonObject[] = []
+  forEachJsonlLine(bytes, file, context.maxLineBytes, context.problems, (text, line, end) => {
+    reportProgress(line, end, context)
+    if (text.trim() === '') return
+    try {
+      const { record, dropped } = decode(parseJson(text))
+      if (dropped.length > 0) context.dropped.note(file, dropped, line)
+      rows.push(record)
+    } catch (error) {
+      context.problems.addError(error, file, line)
+    }
+  })
+  return rows
+}
+
+/** Decodes one listed file by its role into `into`; problems and dropped keys go to the context. */
+export function decodeBundleFile(role: FileRole, bytes: Uint8Array, file: string, context: StreamContext, into: ContentBuilder): void {
+  switch (role.role) {
+    case 'other':
+      context.problems.warn('IGNORED_FILE', 'listed and checked, but not a stream this reader carries', file)
+      break
+    case 'bad-kind':
+      context.problems.add('BAD_KIND_NAME', `${JSON.stringify(role.kind.slice(0, 64))} cannot be a record kind name`, file)
+      break
+    case 'records': {
+      const kind = role.kind
+      const rows = decodeRows(bytes, file, context, (value) => decodeParsedRecord(kind, value))
+      if (rows.length > 0) into.records[kind] = rows
+      into.counts.set(kind, rows.length)
+      break
+    }
+    case 'passthrough': {
+      const kept: string[] = []
+      forEachJsonlLine(bytes, file, context.maxLineBytes, context.problems, (text, line, end) => {
+        reportProgress(line, end, context)
+        if (text !== '') kept.push(text)
+      })
+      if (kept.length > 0) into.passthrough[role.kind] = kept
+      into.counts.set(role.kind, kept.length)
+      break
+    }
+    case 'tombstones':
+      into.tombstones = decodeRows(bytes, file, context, (value) => decodeTombstone(value))
+      into.counts.set(COUNT_KEY_TOMBSTONE, into.tombstones.length)
+      break
+    case 'audit-log':
+      into.auditLog = decodeRows(bytes, file, context, (value) => decodeAuditRow(value))
+      into.counts.set(COUNT_KEY_AUDIT, into.auditLog.length)
+      break
+    case 'provenance-edges': {
+      const edges = decodeRows(bytes, file, context, (value) => decodeParsedRecord('edge', value))
+      if (edges.length > 0) into.provenanceEdges = edges
+      into.counts.set(COUNT_KEY_PROVENANCE_EDGE, edges.length)
+      break
+    }
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Writes a `.mem` bundle to a directory: encodes everything in memory first
+ * (encode-bundle.ts), then writes the files into a fresh staging directory beside the target and
+ * renames it into place.
+ *
+ * Invariant: a caller never sees half a bundle. Any refusal happens before the first write; a
+ * failure while writing removes the staging directory; the target appears whole, by one rename,
+ * or not at all. An existing target must be an empty directory: the codec never deletes a
+ * user's files (the reference exporter clears known subpaths instead; a caller that wants that
+ * removes the old bundle itself).
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { assertNonEmptyString } from '../../assert.js'
+import { InputError, StorageError } from '../../errors.js'
+import { encodeMemBundle, type EncodedBundle } from './encode-bundle.js'
+import { CHECKSUMS_FILE, MANIFEST_FILE, SIGNATURE_FILE } from './layout.js'
+import type { MemBundleContent, WriteOptions, WriteResult } from './types.js'
+
+async function assertWritableTarget(target: string): Promise<void> {
+  let isDirectory: boolean
+  try {
+    isDirectory = (await stat(target)).isDirectory()
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return
+    throw new StorageError('UNREADABLE', `cannot inspect the target: ${String(error)}`, { path: target })
+  }
+  if (!isDirectory) throw new InputError('NOT_A_DIRECTORY', 'the bundle target exists and is not a directory', { path: target })
+  if ((await readdir(target)).length > 0) throw new InputError('TARGET_NOT_EMPTY', 'the bundle target is not empty; remove it or choose another', { path: target })
+}
+
+async function writeEncoded(directory: string, encoded: EncodedBundle): Promise<void> {
+  for (const sub of encoded.directories) await mkdir(path.join(directory, sub))
+  for (const [relative, bytes] of encoded.files) {
+    const target = path.join(directory, ...relative.split('/'))
+    await mkdir(path.dirname(target), { recursive: true })
+    await writeFile(target, bytes, { flag: 'wx' })
+  }
+  await writeFile(path.join(directory, CHECKSUMS_FILE), encoded.checksumsBytes, { flag: 'wx' })
+  await writeFile(path.join(directory, MANIFEST_FILE), encoded.manifestBytes, { flag: 'wx' })
+  if (encoded.signatureBytes !== undefined) await writeFile(path.join(directory, SIGNATURE_FILE), encoded.signatureBytes, { flag: 'wx' })
+}
+
+/**
+ * Writes `content` as a bundle at `dir` (created, or an existing empty directory).
+ * @throws InputError (options or content, as encodeMemBundle; NOT_A_DIRECTORY, TARGET_NOT_EMPTY),
+ *   LimitError LINE_TOO_LONG, FILE_TOO_LARGE, TOO_DEEP; StorageError WRITE_FAILED
+ */
+export async function writeMemBundle(dir: string, content: MemBundleContent, options: WriteOptions): Promise<WriteResult> {
+  const target = path.resolve(assertNonEmptyString(dir, 'dir'))
+  const encoded = encodeMemBundle(content, options)
+  await assertWritableTarget(target)
+  const parent = path.dirname(target)
+  const staging = path.join(parent, `.${path.basename(target)}.partial-${randomBytes(6).toString('hex')}`)
+  try {
+    await mkdir(parent, { recursive: true })
+    await mkdir(staging)
+    await writeEncoded(staging, encoded)
+    // rename(2) replaces an empty directory atomically; a non-empty one (a race) fails.
+    await rename(staging, target)
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true })
+    throw new StorageError('WRITE_FAILED', `could not write the bundle: ${error instanceof Error ? error.message : String(error)}`, { path: target }, { cause: error })
+  }
+  return { manifest: encoded.manifest, files: encoded.manifest.files, warnings: encoded.warnings }
+}
