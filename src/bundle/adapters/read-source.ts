@@ -1,0 +1,140 @@
+/**
+ * Reads a source from disk (a file, or a directory such as a folder of Claude memory files or an
+ * unpacked export) and dispatches it to its adapter. The adapters themselves never touch disk.
+ *
+ * Invariants:
+ * - nothing is written, and nothing outside `path` is read: symlinks inside a directory are not
+ *   followed, and each file's size is checked before it is read;
+ * - files of a directory are read in code-point order of their relative paths, which are what
+ *   the records name (never the absolute path, which differs from machine to machine);
+ * - files a directory holds but the source does not read are reported as warnings.
+ */
+import { lstat, readdir, readFile, stat } from 'node:fs/promises'
+import { join, sep } from 'node:path'
+import { InputError, LimitError } from '../../errors.js'
+import { compareCodePoints } from '../../log/index.js'
+import { ADAPTERS, DETECT_BYTES, detectSource } from './registry.js'
+import { MAX_SOURCE_BYTES, baseName } from './source-text.js'
+import { SOURCE_NAMES, type AdapterOptions, type AdapterResult, type AdapterWarning, type SourceFile, type SourceName } from './types.js'
+
+/** A directory walk stops at this many files (a wrong path, such as a home directory, should fail fast). */
+export const MAX_SOURCE_FILES = 100_000
+
+export interface SourceRead {
+  readonly source: SourceName
+  readonly files: readonly SourceFile[]
+  readonly warnings: readonly AdapterWarning[]
+}
+
+export interface ReadSourceOptions {
+  /** The source; detected from the files when absent. */
+  readonly from?: SourceName
+}
+
+/** The files a source reads in a directory, by relative path. */
+const DIRECTORY_FILES: Readonly<Record<SourceName, (path: string) => boolean>> = {
+  mem0: (path) => path.endsWith('.json'),
+  openmemory: (path) => /(^|\/)memories\.json$/.test(path),
+  chatgpt: (path) => /(^|\/)conversations\.json$/.test(path),
+  'claude-export': (path) => /(^|\/)(conversations|memories)\.json$/.test(path),
+  'claude-memory': (path) => path.endsWith('.md'),
+  transfer: (path) => path.endsWith('.txt'),
+  engram: (path) => path.endsWith('.yaml') || path.endsWith('.yml'),
+  letta: (path) => path.endsWith('.af'),
+  'mcp-memory': (path) => /(^|\/)memory\.jsonl?$/.test(path) || path.endsWith('.jsonl'),
+  oams: (path) => path.endsWith('.jsonl'),
+}
+
+function toPosix(path: string): string {
+  return sep === '/' ? path : path.split(sep).join('/')
+}
+
+async function readBounded(path: string, label: string): Promise<Uint8Array> {
+  const info = await stat(path)
+  if (info.size > MAX_SOURCE_BYTES) throw new LimitError('FILE_TOO_LARGE', `${info.size} bytes is more than the ${MAX_SOURCE_BYTES} an import reads`, { file: label })
+  return new Uint8Array(await readFile(path))
+}
+
+/** Regular files under `root`, relative, sorted; symlinks are reported and skipped. */
+async function walk(root: string, warnings: AdapterWarning[]): Promise<string[]> {
+  const out: string[] = []
+  const pending = ['']
+  while (pending.length > 0) {
+    const directory = pending.pop() as string
+    for (const entry of await readdir(join(root, directory), { withFileTypes: true })) {
+      const path = toPosix(join(directory, entry.name))
+      if (entry.isSymbolicLink()) warnings.push({ code: 'SYMLINK_SKIPPED', message: 'symlinks are not followed', where: { file: path } })
+      else if (entry.isDirectory()) {
+        if (entry.name !== '.git' && entry.name !== 'node_modules') pending.push(path)
+      } else if (entry.isFile()) {
+        out.push(path)
+        if (out.length > MAX_SOURCE_FILES) throw new LimitError('TOO_MANY_FILES', `more than ${MAX_SOURCE_FILES} files`, { file: root })
+      }
+    }
+  }
+  return out.sort(compareCodePoints)
+}
+
+function textStart(content: Uint8Array): string {
+  return new TextDecoder('utf-8').decode(content.subarray(0, DETECT_BYTES))
+}
+
+async function detectDirectory(root: string, paths: readonly string[]): Promise<SourceName | undefined> {
+  const peek = async (path: string): Promise<SourceName | undefined> => detectSource(path, textStart(await readBounded(join(root, path), path)))
+  for (const marker of ['conversations.json', 'memories.json', 'memory.jsonl', 'memory.json']) {
+    const path = paths.find((candidate) => baseName(candidate) === marker)
+    const found = path === undefined ? undefined : await peek(path)
+    if (found !== undefined) return found
+  }
+  for (const [suffix, source] of [['.af', 'letta'], ['.yaml', 'engram'], ['.yml', 'engram'], ['.md', 'claude-memory']] as const) {
+    if (paths.some((path) => path.endsWith(suffix))) return source
+  }
+  for (const path of paths) {
+    const found = await peek(path)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
+ * Reads the files of a source at `path` (a file or a directory).
+ * @throws InputError NOT_FOUND, UNKNOWN_SOURCE, NO_FILES; LimitError FILE_TOO_LARGE, TOO_MANY_FILES
+ */
+export async function readSource(path: string, options: ReadSourceOptions = {}): Promise<SourceRead> {
+  if (options.from !== undefined && !(SOURCE_NAMES as readonly string[]).includes(options.from)) {
+    throw new InputError('UNKNOWN_SOURCE', `${JSON.stringify(String(options.from))} is not a source; expected one of ${SOURCE_NAMES.join(', ')}`, { flag: '--from' })
+  }
+  const info = await lstat(path).catch(() => undefined)
+  if (info === undefined) throw new InputError('NOT_FOUND', 'no such file or directory', { file: path })
+  const warnings: AdapterWarning[] = []
+  if (!info.isDirectory()) {
+    const label = baseName(path)
+    const content = await readBounded(path, label)
+    const source = options.from ?? detectSource(label, textStart(content))
+    if (source === undefined) throw new InputError('UNKNOWN_SOURCE', `cannot tell which source this is; name it with --from (${SOURCE_NAMES.join(', ')})`, { file: path })
+    return { source, files: [{ path: label, content }], warnings }
+  }
+  const paths = await walk(path, warnings)
+  const source = options.from ?? (await detectDirectory(path, paths))
+  if (source === undefined) throw new InputError('UNKNOWN_SOURCE', `cannot tell which source this directory is; name it with --from (${SOURCE_NAMES.join(', ')})`, { file: path })
+  let wanted = paths.filter(DIRECTORY_FILES[source])
+  // OpenMemory's zip holds memories.json and memories.jsonl.gz, the same memories twice: the first is read, the second only alone.
+  if (source === 'openmemory' && wanted.length === 0) wanted = paths.filter((file) => /(^|\/)memories\.jsonl(\.gz)?$/.test(file))
+  if (wanted.length === 0) throw new InputError('NO_FILES', `the directory holds no files ${source} reads`, { file: path })
+  const files: SourceFile[] = []
+  for (const file of wanted) files.push({ path: file, content: await readBounded(join(path, file), file) })
+  for (const file of paths) if (!wanted.includes(file)) warnings.push({ code: 'FILE_NOT_READ', message: `not a ${source} file; not imported`, where: { file } })
+  return { source, files, warnings }
+}
+
+/**
+ * Reads the source at `path` and maps it to records with its adapter (`from`, or detected).
+ * @throws what readSource and the adapter throw; nothing is returned on error
+ */
+export async function importSource(path: string, options: AdapterOptions & ReadSourceOptions = {}): Promise<AdapterResult> {
+  const read = await readSource(path, options)
+  const { from: _from, ...adapterOptions } = options
+  const result = ADAPTERS[read.source].parse({ files: read.files }, adapterOptions)
+  return { ...result, warnings: [...read.warnings, ...result.warnings] }
+}
+

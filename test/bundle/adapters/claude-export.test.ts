@@ -1,0 +1,100 @@
+/**
+ * Claude export adapter: conversations.json and memories.json mapped field by field, nothing
+ * dropped, and refusals that name the path.
+ */
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { parseClaudeExport } from '../../../src/bundle/adapters/index.js'
+import { NOW, episode, fixedOptions, metadataOf, refusal, sample, sampleJson, unmatchedLeaves } from './helpers.js'
+
+const h = (...parts: string[]): string => createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 24)
+const message = (uuid: string): string => `ep_${h('claude', 'message', uuid)}`
+
+describe('Claude export conversations.json', () => {
+  const result = parseClaudeExport({ files: [sample('claude-export/conversations.json')] }, fixedOptions())
+  const conversation = '4b2a1c9e-0f3d-4a5b-8c7d-6e5f4a3b2c1d'
+  const importId = `ep_${h('claude', 'conversation', conversation)}`
+
+  it('maps a human message field by field', () => {
+    const fields = episode(result, message('msg-0001'))
+    expect(fields).toMatchObject({
+      sourceType: 'chat', speaker: 'user', contextID: conversation, sourceID: importId, details: 'My starter peaks after ~6h at 24°C. When should I mix?',
+      eventTime: '2025-03-01T08:00:01Z', mentionTime: '2025-03-01T08:00:01Z', ingestionTime: '2025-03-01T08:00:01Z',
+    })
+    expect(metadataOf(fields)).toMatchObject({
+      claude_conversation_uuid: conversation, claude_conversation_name: 'Sourdough schedule', claude_message_uuid: 'msg-0001', claude_sender: 'human',
+    })
+    // Its content block carries timestamps and citations beyond the text, so it is kept whole.
+    expect(JSON.parse(metadataOf(fields).claude_content as string)[0]).toMatchObject({ start_timestamp: '2025-03-01T08:00:01.000000Z', citations: [] })
+  })
+
+  it('takes the text blocks when `text` is empty, keeping thinking blocks in claude_content', () => {
+    const fields = episode(result, message('msg-0002'))
+    expect(fields).toMatchObject({ speaker: 'assistant', details: 'Feed at 22:00, mix at 04:00 — or retard in the fridge (4 °C) overnight.' })
+    expect(metadataOf(fields).claude_content).toContain('"thinking":"User wants a schedule…"')
+  })
+
+  it('keeps attachments and files as canonical JSON', () => {
+    const meta = metadataOf(episode(result, message('msg-0003')))
+    expect(JSON.parse(meta.claude_attachments as string)).toEqual([{ extracted_content: '500 g flour\n350 g water\n100 g starter\n10 g salt', file_name: 'recipe.txt', file_size: 214, file_type: 'text/plain' }])
+    expect(meta.claude_files).toBe('[{"file_name":"recipe.txt"}]')
+    expect(meta.claude_content).toBeUndefined()
+  })
+
+  it('keeps each conversation on an import episode, falling back to its summary for a title', () => {
+    expect(episode(result, importId)).toMatchObject({ sourceType: 'event', details: 'Sourdough schedule', eventTime: '2025-03-01T08:00:00Z', mentionTime: '2025-03-01T08:05:30Z', ingestionTime: NOW, contextID: conversation })
+    const second = episode(result, `ep_${h('claude', 'conversation', '9d8c7b6a-5f4e-4d3c-2b1a-0f9e8d7c6b5a')}`)
+    expect(second.details).toBe('Asked about Ω-notation')
+    expect(metadataOf(second).claude_project).toBe('{"name":"Algorithms course","uuid":"proj-77"}')
+    expect(metadataOf(episode(result, message('msg-0101'))).claude_index).toBe('0')
+  })
+
+  it('drops nothing', () => {
+    expect(unmatchedLeaves(sampleJson('claude-export/conversations.json'), result.records)).toEqual([])
+  })
+})
+
+describe('Claude export memories.json', () => {
+  const result = parseClaudeExport({ files: [sample('claude-export/memories.json')] }, fixedOptions())
+  const importId = `ep_${h('claude', 'memories', 'acc-1111-2222')}`
+
+  it('maps the conversations memory and each project memory to notes', () => {
+    const general = episode(result, `ep_${h('claude', 'memory', 'acc-1111-2222', 'conversations', '')}`)
+    expect(general).toMatchObject({ sourceType: 'note', categories: ['conversations_memory'], sourceID: importId })
+    expect(general.details).toContain('Dana is a backend engineer in Reykjavík.')
+    const project = episode(result, `ep_${h('claude', 'memory', 'acc-1111-2222', 'project', 'proj-77')}`)
+    expect(project).toMatchObject({ details: 'Course uses CLRS 4th edition; exams are open-book.', contextID: 'proj-77', categories: ['project_memory'] })
+    expect(metadataOf(project)).toEqual({ claude_account_uuid: 'acc-1111-2222', claude_memory: 'project_memories', claude_project_uuid: 'proj-77' })
+  })
+
+  it('keeps the entry\'s other keys on an import episode and warns about the empty project memory', () => {
+    expect(metadataOf(episode(result, importId)).claude_memory_files).toBe('[{"path":"/memories/diet.md","size":120}]')
+    expect(result.warnings).toEqual([{ code: 'EMPTY_MEMORY', message: 'an empty memory; skipped', where: { file: 'claude-export/memories.json', path: '$[0].project_memories["proj-88"]' } }])
+  })
+
+  it('drops nothing', () => {
+    expect(unmatchedLeaves(sampleJson('claude-export/memories.json'), result.records)).toEqual([])
+  })
+})
+
+describe('Claude export refusals', () => {
+  const parse = (json: unknown) => parseClaudeExport({ json, path: 'conversations.json' }, fixedOptions())
+
+  it.each([
+    ['a scalar root', 'nope', 'WRONG_TYPE', '$'],
+    ['an entry of neither kind', [{ title: 'x' }], 'WRONG_TYPE', '$[0]'],
+    ['a conversation without a uuid', [{ chat_messages: [] }], 'MISSING_FIELD', '$[0].uuid'],
+    ['a message that is a string', [{ uuid: 'c', chat_messages: ['hi'] }], 'WRONG_TYPE', '$[0].chat_messages[0]'],
+    ['a numeric sender', [{ uuid: 'c', chat_messages: [{ uuid: 'm', text: 'x', sender: 1 }] }], 'WRONG_TYPE', '$[0].chat_messages[0].sender'],
+    ['project memories as a list', [{ conversations_memory: 'x', project_memories: ['a'] }], 'WRONG_TYPE', '$[0].project_memories'],
+  ])('refuses %s, naming the path', (_name, json, code, path) => {
+    const error = refusal(() => parse(json))
+    expect(error.code).toBe(code)
+    expect(error.where).toEqual({ file: 'conversations.json', path })
+  })
+
+  it('refuses truncated JSON, naming the line', () => {
+    const error = refusal(() => parseClaudeExport({ files: [{ path: 'conversations.json', content: '[\n{"uuid": "c",\n"chat_messages": [\n' }] }, fixedOptions()))
+    expect(error).toMatchObject({ code: 'BAD_JSON', where: { file: 'conversations.json', line: 4 } })
+  })
+})

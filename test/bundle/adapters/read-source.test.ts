@@ -1,0 +1,112 @@
+/**
+ * The registry and the path reader: source detection from names and content, directories
+ * (Claude memory folders, export folders), files not read reported, symlinks not followed, and
+ * refusals for unknown or missing sources.
+ */
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { gzipSync } from 'node:zlib'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ADAPTERS, SOURCE_NAMES, detectSource, importSource, readSource } from '../../../src/bundle/adapters/index.js'
+import { SAMPLES, asyncRefusal, fixedOptions } from './helpers.js'
+
+const root = mkdtempSync(path.join(tmpdir(), 'cairn-adapters-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+function folder(name: string, files: Record<string, string | Uint8Array>): string {
+  const dir = path.join(root, name)
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+    writeFileSync(path.join(dir, file), content)
+  }
+  return dir
+}
+
+const text = (relative: string): string => readFileSync(path.join(SAMPLES, relative), 'utf8')
+
+describe('the registry', () => {
+  it('has one adapter per source name, each naming itself', () => {
+    expect(Object.keys(ADAPTERS).sort()).toEqual([...SOURCE_NAMES].sort())
+    for (const name of SOURCE_NAMES) expect(ADAPTERS[name].name).toBe(name)
+  })
+
+  it.each([
+    ['mem0/list.json', 'mem0'], ['mem0/wrapped.json', 'mem0'], ['openmemory/memories.json', 'openmemory'], ['openmemory/memories.jsonl', 'openmemory'],
+    ['chatgpt/conversations.json', 'chatgpt'], ['claude-export/conversations.json', 'claude-export'], ['claude-export/memories.json', 'claude-export'],
+    ['claude-memory/MEMORY.md', 'claude-memory'], ['letta/support-bot.af', 'letta'], ['letta/research-buddy.af', 'letta'],
+    ['mcp-memory/memory.jsonl', 'mcp-memory'], ['oams/memories.jsonl', 'oams'],
+  ])('detects %s as %s', (file, source) => {
+    expect(detectSource(path.basename(file), text(file))).toBe(source)
+  })
+
+  it('detects engram YAML and transfer text, and guesses nothing for plain JSON', () => {
+    expect(detectSource('engrams.yaml', '- id: A\n  statement: x\n')).toBe('engram')
+    expect(detectSource('paste.txt', 'anything')).toBe('transfer')
+    expect(detectSource('clipboard', 'Here you go:\n[2026-01-01] - Likes tea')).toBe('transfer')
+    expect(detectSource('data.json', '{"a": 1}')).toBeUndefined()
+  })
+})
+
+describe('reading paths', () => {
+  it('reads a folder of Claude memory files with relative paths, in order', async () => {
+    const dir = path.join(root, 'claude-memory')
+    cpSync(path.join(SAMPLES, 'claude-memory'), dir, { recursive: true })
+    const read = await readSource(dir)
+    expect(read.source).toBe('claude-memory')
+    expect(read.files.map((file) => file.path)).toEqual(['CLAUDE.md', 'MEMORY.md', 'topics/empty.md', 'topics/fact_checking.md', 'topics/feedback_testing.md', 'topics/notes.md', 'topics/user_role.md'])
+    const result = await importSource(dir, fixedOptions())
+    expect(result.source).toBe('claude-memory')
+    expect(result.records.map((record) => (record.fields.metadata as Record<string, string>).claude_path)).toContain('topics/user_role.md')
+  })
+
+  it('reads a Claude export folder and reports the files it does not import', async () => {
+    const dir = folder('claude-export', {
+      'conversations.json': text('claude-export/conversations.json'), 'memories.json': text('claude-export/memories.json'), 'users.json': '[]',
+    })
+    const result = await importSource(dir, fixedOptions())
+    expect(result.source).toBe('claude-export')
+    expect(result.warnings[0]).toEqual({ code: 'FILE_NOT_READ', message: 'not a claude-export file; not imported', where: { file: 'users.json' } })
+    expect(result.records.filter((record) => record.fields.sourceType === 'chat')).toHaveLength(4)
+  })
+
+  it('reads an OpenMemory export folder from memories.json, or the gzipped lines alone', async () => {
+    const both = folder('openmemory-both', { 'memories.json': text('openmemory/memories.json'), 'memories.jsonl.gz': gzipSync(text('openmemory/memories.jsonl')) })
+    expect((await readSource(both)).files.map((file) => file.path)).toEqual(['memories.json'])
+    const lines = folder('openmemory-lines', { 'memories.jsonl.gz': gzipSync(text('openmemory/memories.jsonl')) })
+    const read = await readSource(lines, { from: 'openmemory' })
+    expect(read.files.map((file) => file.path)).toEqual(['memories.jsonl.gz'])
+    expect((await importSource(lines, { ...fixedOptions(), from: 'openmemory' })).records).toHaveLength(2)
+  })
+
+  it('reads a single file by its base name, with --from overriding detection', async () => {
+    const dir = folder('single', { 'notes.md': '- [2026-01-01] - Likes tea\n' })
+    const asMemory = await importSource(path.join(dir, 'notes.md'), fixedOptions())
+    expect(asMemory.records[0]?.fields.sourceID).toBe('notes.md')
+    const asTransfer = await importSource(path.join(dir, 'notes.md'), { ...fixedOptions(), from: 'transfer' })
+    expect(asTransfer.records[0]?.fields).toMatchObject({ details: 'Likes tea', eventTime: '2026-01-01T00:00:00Z' })
+  })
+
+  it('does not follow symlinks inside a directory, and says so', async () => {
+    const dir = folder('links', { 'a.md': 'alpha', 'outside/secret.md': 'not for import' })
+    mkdirSync(path.join(dir, 'mem'))
+    writeFileSync(path.join(dir, 'mem', 'b.md'), 'beta')
+    symlinkSync(path.join(dir, 'outside', 'secret.md'), path.join(dir, 'mem', 'link.md'))
+    const read = await readSource(path.join(dir, 'mem'))
+    expect(read.files.map((file) => file.path)).toEqual(['b.md'])
+    expect(read.warnings).toEqual([{ code: 'SYMLINK_SKIPPED', message: 'symlinks are not followed', where: { file: 'link.md' } }])
+  })
+
+  it('refuses a missing path, an unknown source and an unrecognizable file', async () => {
+    expect(await asyncRefusal(() => readSource(path.join(root, 'nope')))).toMatchObject({ code: 'NOT_FOUND' })
+    expect(await asyncRefusal(() => readSource(root, { from: 'evernote' as never }))).toMatchObject({ code: 'UNKNOWN_SOURCE', where: { flag: '--from' } })
+    const dir = folder('unknown', { 'data.bin': new Uint8Array([1, 2, 3]) })
+    expect(await asyncRefusal(() => readSource(path.join(dir, 'data.bin')))).toMatchObject({ code: 'UNKNOWN_SOURCE' })
+    expect(await asyncRefusal(() => readSource(dir, { from: 'letta' }))).toMatchObject({ code: 'NO_FILES' })
+  })
+
+  it('passes adapter errors through with the file named, returning nothing', async () => {
+    const dir = folder('broken', { 'memory.jsonl': '{"type":"entity","name":"a"}\n{"type":' })
+    expect(await asyncRefusal(() => importSource(dir, fixedOptions()))).toMatchObject({ code: 'BAD_JSON', where: { file: 'memory.jsonl', line: 2 } })
+  })
+})
