@@ -15,3 +15,4 @@ export {
 export { CLAIM_CLASSES, type ClaimClass } from './crdt/index.js'
 export * from './sync/index.js'
 export * from './auth/index.js'
+export * from './bundle/index.js'

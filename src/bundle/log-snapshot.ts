@@ -9,7 +9,8 @@
  *   <dir>/CHECKSUMS       "<sha256>  <path>\n" per file
  *
  * Headers and bodies are canonical JSON, so the objects in a line re-serialize to the exact
- * bytes that were hashed and signed. Erased bodies are absent and stay erased. Every stored
+ * bytes that were hashed and signed. Erased bodies are left out: the importer holds those events
+ * header-only, and the tombstone that erased them travels too, so the content stays purged. Every stored
  * signature is kept, so the file can be split at any signed event.
  */
 import { createHash } from 'node:crypto'

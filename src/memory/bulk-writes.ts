@@ -64,7 +64,15 @@ export async function rememberForeign(core: MemoryCore, kind: string, lines: rea
   if (entries.length > 0) await core.append(entries)
 }
 
-export async function importTombstones(core: MemoryCore, tombstones: readonly { readonly [key: string]: JsonValue }[]): Promise<number> {
+/**
+ * @param skeletons for redactions: the redacted record as the source holds it (a bundle's line),
+ *   used when this replica has no view of the target; its content fields are emptied again.
+ */
+export async function importTombstones(
+  core: MemoryCore,
+  tombstones: readonly { readonly [key: string]: JsonValue }[],
+  skeletons?: ReadonlyMap<string, { readonly [key: string]: JsonValue }>,
+): Promise<number> {
   const entries: Entry[] = []
   for (const [index, value] of assertArray(tombstones, 'tombstones').entries()) {
     const record = assertObject(value, `tombstones[${index}]`) as { [key: string]: JsonValue }
@@ -83,8 +91,8 @@ export async function importTombstones(core: MemoryCore, tombstones: readonly { 
       : []
     const data: Record<string, JsonValue> = { kind, id: target, tombstone: record, derived }
     if (op === 'redact') {
-      const view = await core.reader.get(target)
-      data.skeleton = (view ? redactionSkeleton(view) : { id: target }) as JsonValue
+      const source = (await core.reader.get(target)) ?? (skeletons?.has(target) ? { ...skeletons.get(target), kind, id: target } as RecordView : undefined)
+      data.skeleton = (source ? redactionSkeleton(source) : { id: target }) as JsonValue
     }
     entries.push({ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data })
   }

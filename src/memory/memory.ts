@@ -25,6 +25,7 @@ import { MemoryCore, refuseTombstoned } from './memory-core.js'
 import { createEntry, redactionSkeleton, signTombstone, type Tombstone } from './record-entries.js'
 import * as bulk from './bulk-writes.js'
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
+import type { ExportOptions, ExportResult, ImportOptions, ImportReport } from '../bundle/bundle-io.js'
 import { parseFilter, parseAsOf, MAX_QUERY_LIMIT, DEFAULT_QUERY_LIMIT } from './memory-inputs.js'
 
 export type { MemoryOptions } from './memory-engine.js'
@@ -52,6 +53,9 @@ export interface HistoryItem {
   readonly recordedAt: number
   readonly bodyState: 'present' | 'erased' | 'absent'
 }
+
+/** Where a record stands on this replica (see `Memory.status`). */
+export type RecordStatus = 'absent' | 'visible' | 'redacted' | 'deleted'
 
 export interface MemoryChange {
   readonly changes: readonly RecordChange[]
@@ -123,6 +127,29 @@ export class Memory {
   }
 
   /**
+   * Exports this replica's memory to `target`: a Portable Memory `.mem` directory (default), a
+   * native log snapshot (`format: 'log'`: every signed event, verifiable offline) or a PAM
+   * artifact (`format: 'pam'`). Written whole or not at all; the target must not hold anything.
+   */
+  async export(target: string, options: ExportOptions = {}): Promise<ExportResult> {
+    // Bundles sit above the engine; loading them here keeps the import graph acyclic.
+    const { exportMemory } = await import('../bundle/bundle-io.js')
+    await this.core.settled()
+    return exportMemory(this, assertNonEmptyString(target, 'target'), options)
+  }
+
+  /**
+   * Imports a `.mem` bundle, log snapshot or PAM artifact (detected from `source`), or another
+   * system's export with `from` (mem0, chatgpt, claude-export, …). Everything is checked before
+   * anything is written; deletions apply first and nothing deleted comes back; importing the
+   * same thing again writes nothing. Imported memory is ordinary signed events: it syncs.
+   */
+  async import(source: string, options: ImportOptions = {}): Promise<ImportReport> {
+    const { importMemory } = await import('../bundle/bundle-io.js')
+    return importMemory(this, assertNonEmptyString(source, 'source'), options)
+  }
+
+  /**
    * Stores a record of any Portable Memory kind and returns its id. Fields left out take the
    * documented defaults (an episode needs only `summary` or `details`). Remembering an existing
    * id merges into it; remembering a deleted id is refused.
@@ -164,8 +191,11 @@ export class Memory {
    * target and the records its `derived` block names, keeping the tombstone record as it is
    * (its id and signature). Deleting what was never here still blocks it from ever arriving.
    */
-  importTombstones(tombstones: readonly { readonly [key: string]: JsonValue }[]): Promise<number> {
-    return bulk.importTombstones(this.core, tombstones)
+  importTombstones(
+    tombstones: readonly { readonly [key: string]: JsonValue }[],
+    options: { readonly skeletons?: ReadonlyMap<string, { readonly [key: string]: JsonValue }> } = {},
+  ): Promise<number> {
+    return bulk.importTombstones(this.core, tombstones, assertOptions(options, ['skeletons'], 'options').skeletons as ReadonlyMap<string, { readonly [key: string]: JsonValue }> | undefined)
   }
 
   /**
@@ -265,11 +295,30 @@ export class Memory {
    * Where a record stands here: `visible`, `redacted` (a skeleton remains), `deleted` (its id
    * never returns), or `absent` (never seen, or only operations on it arrived so far).
    */
-  async status(id: string): Promise<'absent' | 'visible' | 'redacted' | 'deleted'> {
+  async status(id: string): Promise<RecordStatus> {
     await this.core.settled()
     const state = await this.core.state(assertNonEmptyString(id, 'id'))
     if (state?.tombstone) return state.tombstone.op === 'delete' ? 'deleted' : 'redacted'
     return (await this.core.reader.get(id)) ? 'visible' : 'absent'
+  }
+
+  /** `status` and `get` of many records at once (the bulk form imports use). */
+  async lookup(ids: readonly string[]): Promise<{ status: RecordStatus; view?: RecordView }[]> {
+    const list = assertArray(ids, 'ids').map((id, i) => assertNonEmptyString(id, `ids[${i}]`))
+    await this.core.settled()
+    const [states, views] = await Promise.all([this.core.states(list), this.core.reader.getMany(list)])
+    return list.map((_, i) => {
+      const tombstone = states[i]?.tombstone
+      const view = views[i]
+      const status: RecordStatus = tombstone ? (tombstone.op === 'delete' ? 'deleted' : 'redacted') : view ? 'visible' : 'absent'
+      return { status, ...(view && status !== 'deleted' ? { view } : {}) }
+    })
+  }
+
+  /** Every record this replica shows, redaction skeletons included, in id order. */
+  async *records(): AsyncIterable<RecordView> {
+    await this.core.settled()
+    yield* this.core.reader.views()
   }
 
   /** A record by id, or as this replica showed it at a recorded time. */

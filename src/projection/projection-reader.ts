@@ -109,6 +109,18 @@ export class ProjectionReader {
     return this.viewAt(id, await this.positionAt(options.asOfMs))
   }
 
+  /** Current views of many records at once (undefined where there is none). */
+  async getMany(ids: readonly string[]): Promise<(RecordView | undefined)[]> {
+    const values = await this.storage.getMany(ids.map((id) => this.keys.view(id)))
+    return values.map((bytes) => (bytes ? decodeView(bytes) : undefined))
+  }
+
+  /** Every current view (visible records and redaction skeletons), in id order. */
+  async *views(): AsyncIterable<RecordView> {
+    const prefix = this.keys.viewPrefix
+    for await (const [, bytes] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) yield decodeView(bytes)
+  }
+
   private async viewAt(id: string, position: number): Promise<RecordView | undefined> {
     const prefix = this.keys.versionPrefix(id)
     for await (const [, bytes] of this.storage.entries({ gte: prefix, lte: this.keys.version(id, position), reverse: true, limit: 1 })) {

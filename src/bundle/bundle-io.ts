@@ -1,0 +1,110 @@
+/**
+ * One entry point for moving memory in and out of a replica, whatever the format:
+ *   mem   Portable Memory `.mem` directory (mem-export.ts, mem-import.ts)
+ *   log   Cairn's native log snapshot: signed events exactly (log-snapshot.ts)
+ *   pam   PAM artifact, `.pam` JSON or `.pam.cbor` (pam-io.ts)
+ * plus other systems' exports through their adapters (`from`, source-import.ts).
+ * On import the format is detected from the path when not given.
+ */
+import { promises as fs } from 'node:fs'
+import path from 'node:path'
+import { assertOneOf, assertOptions } from '../assert.js'
+import { InputError } from '../errors.js'
+import { parseJson } from '../log/index.js'
+import type { Memory } from '../memory/index.js'
+import { formatTimestamp } from '../projection/index.js'
+import type { SourceName } from './adapters/index.js'
+import { exportLogSnapshot, readLogSnapshot, SNAPSHOT_FORMAT, type SnapshotManifest } from './log-snapshot.js'
+import { CAIRN_GENERATOR, exportMem, type MemExportOptions, type MemExportResult } from './mem-export.js'
+import { importMem, type MemImportReport } from './mem-import.js'
+import { exportPam, importPam, type PamExportResult, type PamImportReport } from './pam-io.js'
+import { importFromSource, type SourceImportReport } from './source-import.js'
+
+export const BUNDLE_FORMATS = ['mem', 'log', 'pam'] as const
+export type BundleFormat = (typeof BUNDLE_FORMATS)[number]
+
+export interface ExportOptions extends MemExportOptions {
+  /** Default `mem`. */
+  readonly format?: BundleFormat
+  /** PAM only: encode as CBOR (`.pam.cbor`) rather than JSON. */
+  readonly cbor?: boolean
+}
+
+export type ExportResult =
+  | ({ readonly format: 'mem' } & MemExportResult)
+  | ({ readonly format: 'log' } & { readonly manifest: SnapshotManifest; readonly records: number })
+  | ({ readonly format: 'pam' } & PamExportResult)
+
+export interface ImportOptions {
+  /** Detected from the path when absent. */
+  readonly format?: BundleFormat
+  /** Import another system's export through its adapter instead of a bundle. */
+  readonly from?: SourceName
+  /** `.mem` and `.pam`: the bundle must be signed by one of these keys (hex). */
+  readonly trustedKeys?: readonly string[]
+  readonly onProgress?: (phase: 'verify' | 'import', done: number, total: number) => void
+}
+
+export type ImportReport =
+  | ({ readonly format: 'mem' } & MemImportReport)
+  | ({ readonly format: 'log' } & { readonly events: number; readonly applied: number; readonly duplicates: number })
+  | ({ readonly format: 'pam' } & PamImportReport)
+  | ({ readonly format: 'source' } & SourceImportReport)
+
+export async function exportMemory(memory: Memory, target: string, options: ExportOptions = {}): Promise<ExportResult> {
+  const { format: rawFormat, cbor, ...rest } = assertOptions(options, ['format', 'cbor', 'since', 'sign', 'audit', 'evidencePack', 'onProgress', 'generator'], 'options') as ExportOptions
+  const format = rawFormat === undefined ? 'mem' : assertOneOf(rawFormat, BUNDLE_FORMATS, 'options.format')
+  if (format === 'mem') return { format, ...(await exportMem(memory, target, rest)) }
+  if (format === 'pam') return { format, ...(await exportPam(memory, target, { ...rest, ...(cbor !== undefined ? { cbor } : {}) })) }
+  for (const option of ['since', 'audit', 'evidencePack', 'sign'] as const) {
+    if (rest[option] !== undefined) throw new InputError('UNSUPPORTED_OPTION', `a log snapshot is every signed event; ${option} does not apply`, { field: `options.${option}` })
+  }
+  const manifest = await exportLogSnapshot(memory.log, target, {
+    generator: rest.generator ?? CAIRN_GENERATOR,
+    createdAt: formatTimestamp(Date.now()),
+    ...(rest.onProgress ? { onProgress: rest.onProgress } : {}),
+  })
+  return { format, manifest, records: manifest.events }
+}
+
+/** The format of the bundle at `source`: a `.pam`/`.pam.cbor` file, or a directory with a `.mem` or snapshot manifest. */
+export async function detectBundleFormat(source: string): Promise<BundleFormat> {
+  const info = await fs.stat(source).catch(() => undefined)
+  if (!info) throw new InputError('NOT_FOUND', 'no such file or directory', { file: source })
+  if (info.isFile()) {
+    if (/\.pam(\.cbor)?$/i.test(source)) return 'pam'
+    throw new InputError('UNKNOWN_FORMAT', 'a bundle file must be .pam or .pam.cbor; for another system\'s export, name it with --from', { file: source })
+  }
+  const manifestFile = path.join(source, 'manifest.json')
+  const text = await fs.readFile(manifestFile, 'utf8').catch(() => undefined)
+  if (text === undefined) throw new InputError('UNKNOWN_FORMAT', 'the directory has no manifest.json: not a .mem bundle or a log snapshot (for another system\'s export, use --from)', { file: source })
+  let manifest: unknown
+  try {
+    manifest = parseJson(text)
+  } catch {
+    return 'mem' // the .mem reader names what is wrong with it
+  }
+  return (manifest as { format?: unknown })?.format === SNAPSHOT_FORMAT ? 'log' : 'mem'
+}
+
+export async function importMemory(memory: Memory, source: string, options: ImportOptions = {}): Promise<ImportReport> {
+  const raw = assertOptions(options, ['format', 'from', 'trustedKeys', 'onProgress'], 'options') as ImportOptions
+  if (raw.from !== undefined) {
+    if (raw.format !== undefined || raw.trustedKeys !== undefined) throw new InputError('CONFLICTING_OPTIONS', 'an adapter import (from) takes no format or trusted keys', { field: 'options.from' })
+    return { format: 'source', ...(await importFromSource(memory, source, { from: raw.from, ...(raw.onProgress ? { onProgress: (done, total) => raw.onProgress?.('import', done, total) } : {}) })) }
+  }
+  const format = raw.format === undefined ? await detectBundleFormat(source) : assertOneOf(raw.format, BUNDLE_FORMATS, 'options.format')
+  const { format: _format, ...rest } = raw
+  if (format === 'mem') return { format, ...(await importMem(memory, source, rest)) }
+  if (format === 'pam') return { format, ...(await importPam(memory, source, rest)) }
+  if (raw.trustedKeys !== undefined) throw new InputError('UNSUPPORTED_OPTION', 'a log snapshot is authenticated by its event signatures and the space\'s grants, not trusted keys', { field: 'options.trustedKeys' })
+  const { manifest, envelopes } = await readLogSnapshot(source)
+  if (manifest.space !== memory.space) {
+    throw new InputError('WRONG_SPACE', `the snapshot is of space ${manifest.space}, this replica holds ${memory.space} (open a replica of that space to import it)`, { file: source })
+  }
+  raw.onProgress?.('import', 0, envelopes.length)
+  // One ingest: every signature and grant is checked, and nothing is stored unless all pass.
+  const result = await memory.ingest(envelopes)
+  raw.onProgress?.('import', envelopes.length, envelopes.length)
+  return { format, events: envelopes.length, applied: result.applied.length, duplicates: result.duplicates }
+}

@@ -1,0 +1,116 @@
+/**
+ * `.mem` export of a replica: its records as Portable Memory lines (redaction skeletons
+ * included), the tombstones of everything deleted or redacted (each signed by whoever made it),
+ * unknown-kind lines verbatim, and on request the audit trail and the Evidence Pack; then the
+ * codec writes the bundle (manifest 1.1, CHECKSUMS, optional `manifest.sig`) whole or not at all.
+ *
+ * Incremental (`since`, spec §9 L1): episodes by `ingestionTime`, facts and factLinks by
+ * `createdAt`, resources by `created`, chunks with their resource; other kinds in full;
+ * tombstones by `deletedAt` and audit rows by their time.
+ */
+import { assertBoolean, assertOptions, assertString } from '../assert.js'
+import { InputError } from '../errors.js'
+import type { Memory } from '../memory/index.js'
+import { formatTimestamp, normalizeTimestamp, type RecordKind, type RecordView } from '../projection/index.js'
+import { auditRows } from './audit-trail.js'
+import { writeMemBundle, type ConformanceLevel, type JsonObject, type MemBundleContent, type ProgressCallback, type WriteResult } from './mem/index.js'
+import { toPortable } from './portable-records.js'
+
+export interface MemExportOptions {
+  /** Only what changed at or after this time (RFC 3339, a Date, or ms since the epoch): an incremental bundle. */
+  readonly since?: string | Date | number
+  /** Sign the manifest with this replica's key (`manifest.sig`). */
+  readonly sign?: boolean
+  /** Add `audit/log.jsonl`: one row per mutation (who, what, when). Off by default: it names every author's key. */
+  readonly audit?: boolean
+  /** Add the Evidence Pack: the audit trail plus `provenance/edges.jsonl` (edges with their evidence). */
+  readonly evidencePack?: boolean
+  /** Called with records written so far and the total. */
+  readonly onProgress?: ProgressCallback
+  /** `<vendor>/<version>` in the manifest; defaults to Cairn's. */
+  readonly generator?: string
+}
+
+export interface MemExportResult extends WriteResult {
+  readonly records: number
+}
+
+export const CAIRN_GENERATOR = 'cairn/0.1.0'
+
+/** The field each incremental filter reads, per kind; kinds not listed are exported in full. */
+const SINCE_FIELDS: Partial<Record<RecordKind, string>> = { episode: 'ingestionTime', fact: 'createdAt', factLink: 'createdAt', resource: 'created' }
+
+function sinceOf(value: unknown): { text: string; ms: number } | undefined {
+  if (value === undefined) return undefined
+  let ms: number
+  if (value instanceof Date) ms = value.getTime()
+  else if (typeof value === 'number') ms = value
+  else ms = Date.parse(normalizeTimestamp(assertString(value, 'options.since'), 'options.since'))
+  if (!Number.isFinite(ms)) throw new InputError('BAD_TIMESTAMP', 'since must be an RFC 3339 time, a Date or ms since the epoch', { field: 'options.since' })
+  return { text: formatTimestamp(ms), ms: Math.floor(ms / 1000) * 1000 }
+}
+
+function isAtOrAfter(value: unknown, sinceMs: number): boolean {
+  return typeof value === 'string' && Date.parse(value) >= sinceMs
+}
+
+/** @throws InputError for bad options or a non-empty target; the codec's errors for records it refuses */
+export async function exportMem(memory: Memory, dir: string, options: MemExportOptions = {}): Promise<MemExportResult> {
+  const raw = assertOptions(options, ['since', 'sign', 'audit', 'evidencePack', 'onProgress', 'generator'], 'options')
+  const since = sinceOf(raw.since)
+  const sign = raw.sign === undefined ? false : assertBoolean(raw.sign, 'options.sign')
+  const evidencePack = raw.evidencePack === undefined ? false : assertBoolean(raw.evidencePack, 'options.evidencePack')
+  const audit = evidencePack || (raw.audit === undefined ? false : assertBoolean(raw.audit, 'options.audit'))
+  const generator = raw.generator === undefined ? CAIRN_GENERATOR : assertString(raw.generator, 'options.generator')
+
+  const records: Partial<Record<RecordKind, JsonObject[]>> = {}
+  const chunks: RecordView[] = []
+  const resources = new Set<string>()
+  const evidenced: JsonObject[] = []
+  let count = 0
+  for await (const view of memory.records()) {
+    if (evidencePack && view.kind === 'edge' && Array.isArray(view.evidenceEpisodeIDs) && view.evidenceEpisodeIDs.length > 0) evidenced.push(toPortable(view))
+    if (since) {
+      // Chunks follow their resource: decided once every resource has been seen.
+      if (view.kind === 'chunk') {
+        chunks.push(view)
+        continue
+      }
+      const field = SINCE_FIELDS[view.kind]
+      if (field !== undefined && !isAtOrAfter(view[field], since.ms)) continue
+      if (view.kind === 'resource') resources.add(view.id)
+    }
+    ;(records[view.kind] ??= []).push(toPortable(view))
+    count++
+  }
+  for (const chunk of chunks) {
+    if (typeof chunk.resourceID === 'string' && resources.has(chunk.resourceID)) {
+      ;(records.chunk ??= []).push(toPortable(chunk))
+      count++
+    }
+  }
+
+  const tombstones = (await memory.tombstones()).filter((row) => !since || isAtOrAfter(row.deletedAt, since.ms)) as JsonObject[]
+  const content: MemBundleContent = {
+    records,
+    passthrough: await memory.foreignLines(),
+    tombstones,
+    auditLog: audit ? await auditRows(memory.log, since?.ms) : [],
+    ...(evidencePack ? { provenanceEdges: evidenced } : {}),
+  }
+  // L2: deletion reaches every copy (tombstones, no resurrection); L3 adds a signed manifest
+  // and the audit trail, with every tombstone signed (Cairn always signs them).
+  const conformanceLevel: ConformanceLevel = sign && audit ? 'L3' : 'L2'
+  const result = await writeMemBundle(dir, content, {
+    generator,
+    createdAt: formatTimestamp(Date.now()),
+    exportMode: since ? 'incremental' : 'full',
+    ...(since ? { since: since.text } : {}),
+    conformanceLevel,
+    embeddingModel: '',
+    embeddingDim: 0,
+    ...(sign ? { signer: { sign: (bytes: Uint8Array) => memory.identity.sign(bytes), publicKeyHex: memory.author } } : {}),
+    ...(raw.onProgress !== undefined ? { onProgress: raw.onProgress as ProgressCallback } : {}),
+  })
+  return { ...result, records: count }
+}

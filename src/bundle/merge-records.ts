@@ -1,0 +1,87 @@
+/**
+ * Merges Portable Memory records from elsewhere (a bundle, an adapter) into a replica as
+ * ordinary signed events, in the spec's kind order (§7: parents before children), in batches.
+ *
+ * No resurrection: a record is skipped when its id, or a parent it needs, is deleted here; a
+ * redacted record is not touched. Re-import is a no-op: a record whose every field already
+ * holds the incoming value (fields in `ignore` aside) writes nothing.
+ */
+import { canonicalJson, type JsonValue } from '../log/index.js'
+import type { Memory } from '../memory/index.js'
+import { RECORD_KINDS, type RecordKind } from '../projection/index.js'
+import type { JsonObject } from './mem/index.js'
+import { alreadyHolds, parentIdsOf, recordIdOf } from './portable-records.js'
+
+export interface MergeReport {
+  /** Records written, by kind. */
+  readonly imported: Readonly<Partial<Record<RecordKind, number>>>
+  /** Records already held with the same values. */
+  readonly unchanged: number
+  /** Records not written because they, or a parent they need, are deleted or redacted here. */
+  readonly blocked: number
+}
+
+export interface MergeOptions {
+  /** Fields left out of the "already held" comparison (an adapter's fresh `ingestionTime`). */
+  readonly ignore?: readonly string[]
+  /**
+   * Ids of records that only describe the import itself (a PAM artifact's import episode, its
+   * agent context and entity): written only when some other record is, so importing what is
+   * already held writes nothing at all.
+   */
+  readonly companions?: ReadonlySet<string>
+  /** Records merged so far, and the total. */
+  readonly onProgress?: (done: number, total: number) => void
+}
+
+/** Records are written in batches of this many (one signed append and one projection run each). */
+export const MERGE_BATCH = 2000
+
+const canonical = (value: JsonValue): string => canonicalJson(value)
+
+type Write = { kind: RecordKind } & JsonObject
+
+export async function mergeRecords(memory: Memory, records: Partial<Record<RecordKind, readonly JsonObject[]>>, options: MergeOptions = {}): Promise<MergeReport> {
+  const ignore = new Set(options.ignore ?? [])
+  const companions = options.companions ?? new Set<string>()
+  const total = RECORD_KINDS.reduce((sum, kind) => sum + (records[kind]?.length ?? 0), 0)
+  let unchanged = 0
+  let blocked = 0
+  // First decide, against the state before the import, what each record needs; then write.
+  const writes: Write[] = []
+  let substantive = false
+  for (const kind of RECORD_KINDS) {
+    const list = records[kind] ?? []
+    for (let start = 0; start < list.length; start += MERGE_BATCH) {
+      const batch = list.slice(start, start + MERGE_BATCH)
+      const ids = batch.map((record) => recordIdOf(kind, record))
+      const parents = batch.map((record) => parentIdsOf(kind, record))
+      const parentIds = [...new Set(parents.flat())]
+      const [own, needed] = await Promise.all([memory.lookup(ids), memory.lookup(parentIds)])
+      const deletedParents = new Set(parentIds.filter((_, i) => needed[i]?.status === 'deleted'))
+      batch.forEach((record, i) => {
+        const { status, view } = own[i] as Awaited<ReturnType<Memory['lookup']>>[number]
+        const compared = ignore.size === 0 ? record : Object.fromEntries(Object.entries(record).filter(([key]) => !ignore.has(key)))
+        if (status === 'deleted' || status === 'redacted' || (parents[i] as string[]).some((id) => deletedParents.has(id))) blocked++
+        else if (view && alreadyHolds(view, compared, canonical)) unchanged++
+        else {
+          writes.push({ ...record, kind })
+          if (!companions.has(ids[i] as string)) substantive = true
+        }
+      })
+    }
+  }
+  const kept = substantive ? writes : []
+  unchanged += writes.length - kept.length
+  const imported: Partial<Record<RecordKind, number>> = {}
+  let done = total - kept.length
+  options.onProgress?.(done, total)
+  for (let start = 0; start < kept.length; start += MERGE_BATCH) {
+    const batch = kept.slice(start, start + MERGE_BATCH)
+    await memory.rememberMany(batch)
+    for (const { kind } of batch) imported[kind] = (imported[kind] ?? 0) + 1
+    done += batch.length
+    options.onProgress?.(done, total)
+  }
+  return { imported, unchanged, blocked }
+}

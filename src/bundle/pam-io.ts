@@ -1,0 +1,153 @@
+/**
+ * PAM artifacts in and out of a replica. Export: every record this replica shows becomes an
+ * entry of one of the five components (pam/pam-export.ts), the artifact is signed by this
+ * replica's key and written as `.pam` (canonical JSON) or `.pam.cbor`; with `disclose`, only the
+ * chosen entries and their ancestors (selective disclosure). Import: the three verification
+ * phases (hashes, DAG, signature by a trusted key) pass before anything is written; then the
+ * records merge like a bundle's (merge-records.ts), persona text is appended once, and
+ * precedences become supersessions.
+ *
+ * Trusted keys default to the keys that may already write this space (this replica, the owner,
+ * admins): re-importing one's own export needs no flag, anyone else's artifact needs its key.
+ */
+import { randomBytes } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import path from 'node:path'
+import { assertArray, assertBoolean, assertOptions, assertString } from '../assert.js'
+import { CairnError, InputError, LimitError, StorageError } from '../errors.js'
+import type { JsonValue } from '../log/index.js'
+import type { Memory } from '../memory/index.js'
+import { kindSpec, type RecordKind } from '../projection/index.js'
+import type { JsonObject } from './mem/index.js'
+import { mergeRecords, type MergeReport } from './merge-records.js'
+import {
+  artifactIdsOf, assertVerified, decodePam, disclose, encodePamCbor, encodePamJson, MAX_PAM_BYTES, pamFromRecords, recordsFromPam, verifyPam,
+  type PamArtifact, type PamRecord, type PamSkipped,
+} from './pam/index.js'
+
+export interface PamExportOptions {
+  /** Write `.pam.cbor` (the `PAM\x01` magic, then deterministic CBOR) rather than `.pam` JSON. */
+  readonly cbor?: boolean
+  /** Selective disclosure: only these entries (content ids) and their transitive ancestors. */
+  readonly disclose?: readonly string[]
+  readonly onProgress?: (done: number, total: number) => void
+}
+
+export interface PamExportResult {
+  readonly artifact: PamArtifact
+  readonly bytes: number
+  readonly records: number
+  /** Records PAM has no place for, each with the reason. */
+  readonly skipped: readonly PamSkipped[]
+}
+
+export interface PamImportOptions {
+  readonly trustedKeys?: readonly string[]
+  readonly onProgress?: (phase: 'verify' | 'import', done: number, total: number) => void
+}
+
+export interface PamImportReport extends MergeReport {
+  /** The key whose signature verified. */
+  readonly signer: string
+  readonly entries: number
+  readonly supersessions: number
+}
+
+/** Writes bytes to `target` whole or not at all (a sibling temporary file, then a rename); never over an existing file. */
+async function writeWhole(target: string, bytes: Uint8Array): Promise<void> {
+  const exists = await fs.lstat(target).then(() => true, () => false)
+  if (exists) throw new InputError('TARGET_EXISTS', 'the export file exists; remove it or choose another name', { file: target })
+  const staging = path.join(path.dirname(target), `.${path.basename(target)}.partial-${randomBytes(6).toString('hex')}`)
+  try {
+    await fs.mkdir(path.dirname(target), { recursive: true })
+    await fs.writeFile(staging, bytes, { flag: 'wx' })
+    await fs.rename(staging, target)
+  } catch (error) {
+    await fs.rm(staging, { force: true })
+    throw new StorageError('WRITE_FAILED', `could not write the artifact: ${error instanceof Error ? error.message : String(error)}`, { file: target }, { cause: error })
+  }
+}
+
+export async function exportPam(memory: Memory, target: string, options: PamExportOptions = {}): Promise<PamExportResult> {
+  const raw = assertOptions(options, ['cbor', 'disclose', 'onProgress'], 'options')
+  const cbor = raw.cbor === undefined ? /\.cbor$/i.test(target) : assertBoolean(raw.cbor, 'options.cbor')
+  const chosen = raw.disclose === undefined ? undefined : assertArray(raw.disclose, 'options.disclose').map((id, i) => assertString(id, `options.disclose[${i}]`))
+  const records: PamRecord[] = []
+  for await (const view of memory.records()) records.push(view as unknown as PamRecord)
+  const nowMs = Date.now()
+  const { artifact: whole, skipped } = pamFromRecords(records, { identity: memory.identity, nowMs })
+  const artifact = chosen === undefined ? whole : disclose(whole, chosen, { identity: memory.identity, nowMs })
+  const bytes = cbor ? encodePamCbor(artifact) : encodePamJson(artifact)
+  await writeWhole(target, bytes)
+  ;(raw.onProgress as PamExportOptions['onProgress'])?.(records.length, records.length)
+  return { artifact, bytes: bytes.length, records: records.length, skipped }
+}
+
+/** The same error, naming the artifact file too (the codec names only the JSON path inside it). */
+function inFile(error: CairnError, file: string): CairnError {
+  const Family = error.constructor as new (code: string, message: string, where: object, options?: { cause?: unknown }) => CairnError
+  const message = error.message.startsWith(`${error.code}: `) ? error.message.slice(error.code.length + 2).replace(/ \([^()]*\)$/, '') : error.message
+  return new Family(error.code, message, { ...error.where, file }, { cause: error })
+}
+
+/** The keys that may already write this space: this replica, the owner, and admins. */
+function spaceKeys(memory: Memory): string[] {
+  const keys = new Set([memory.author])
+  if (memory.log.owner) keys.add(memory.log.owner)
+  for (const author of memory.log.authors()) if (memory.log.rightsOf(author).includes('admin')) keys.add(author)
+  return [...keys]
+}
+
+export async function importPam(memory: Memory, source: string, options: PamImportOptions = {}): Promise<PamImportReport> {
+  const raw = assertOptions(options, ['trustedKeys', 'onProgress'], 'options')
+  const onProgress = raw.onProgress as PamImportOptions['onProgress']
+  const trustedKeys = raw.trustedKeys === undefined ? spaceKeys(memory) : (raw.trustedKeys as readonly string[])
+  const info = await fs.stat(source).catch(() => undefined)
+  if (!info?.isFile()) throw new InputError('NOT_FOUND', 'no such artifact file', { file: source })
+  if (info.size > MAX_PAM_BYTES) throw new LimitError('FILE_TOO_LARGE', `the artifact is ${info.size} bytes, over ${MAX_PAM_BYTES}`, { file: source })
+  const bytes = new Uint8Array(await fs.readFile(source))
+  onProgress?.('verify', 0, bytes.length)
+  let artifact: PamArtifact
+  let signer: string
+  try {
+    artifact = decodePam(bytes)
+    const report = verifyPam(artifact, { trustedKeys })
+    if (!report.ok) assertVerified(artifact, { trustedKeys })
+    signer = (report as { signer: string }).signer
+  } catch (error) {
+    throw error instanceof CairnError ? inFile(error, source) : error
+  }
+  onProgress?.('verify', bytes.length, bytes.length)
+  const imported = recordsFromPam(artifact, { nowMs: Date.now() })
+  const byKind: Partial<Record<RecordKind, JsonObject[]>> = {}
+  for (const record of imported.records) {
+    const { kind, ...fields } = record as PamRecord & { kind: RecordKind }
+    const rest: JsonObject = fields
+    if (kindSpec(kind).keyFields !== undefined) delete rest.id
+    ;(byKind[kind] ??= []).push(rest)
+  }
+  const envelope = artifactIdsOf(artifact)
+  const companions = new Set([envelope.importEpisodeID, envelope.agentContextID, envelope.agentEntityID])
+  const merged = await mergeRecords(memory, byKind, { ignore: ['ingestionTime'], companions, ...(onProgress ? { onProgress: (done, total) => onProgress('import', done, total) } : {}) })
+
+  if (imported.personaAppends.length > 0) {
+    const persona = await memory.get('persona')
+    let text = typeof persona?.content === 'string' ? persona.content : ''
+    if (!persona) await memory.remember({ kind: 'core', id: 'persona', content: '' })
+    for (const addition of imported.personaAppends) {
+      if (text.includes(addition)) continue
+      await memory.appendText('persona', text.length > 0 ? `\n${addition}` : addition)
+      text += addition
+    }
+  }
+  let supersessions = 0
+  for (const { oldID, newID, at } of imported.supersessions) {
+    const old = await memory.get(oldID)
+    const replacement = imported.records.find((record) => record.id === newID)
+    if (!old || old.supersededBy === newID || !replacement || (await memory.status(oldID)) !== 'visible') continue
+    const { kind: _kind, ...fields } = replacement as PamRecord
+    await memory.supersede(oldID, fields as { [key: string]: JsonValue }, { validFrom: at })
+    supersessions++
+  }
+  return { ...merged, signer, entries: imported.records.length, supersessions }
+}

@@ -1,0 +1,302 @@
+/**
+ * Memory.export and Memory.import end to end: the golden bundles through a replica byte for
+ * byte, tombstones first and no resurrection, redaction skeletons, incremental exports, the
+ * audit trail and Evidence Pack, signing and trusted keys, native log snapshots (erased bodies
+ * stay erased), PAM artifacts, adapters, and bad input that leaves the store as it was.
+ */
+import { cpSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { validateMemBundle } from '../../src/bundle/mem/index.js'
+import { verifyLogSnapshot } from '../../src/bundle/log-snapshot.js'
+import { CairnError } from '../../src/errors.js'
+import { ManualClock } from '../../src/log/clock.js'
+import { Memory } from '../../src/memory/index.js'
+import { FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
+
+const opened: Memory[] = []
+afterEach(async () => {
+  for (const memory of opened.splice(0)) await memory.close()
+})
+
+async function open(options: Parameters<typeof Memory.open>[0] = {}): Promise<Memory> {
+  const memory = await Memory.open(options)
+  opened.push(memory)
+  return memory
+}
+
+function read(dir: string, file: string): string {
+  return readFileSync(path.join(dir, file), 'utf8')
+}
+
+function lines(dir: string, file: string): Record<string, unknown>[] {
+  return read(dir, file).split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line) as Record<string, unknown>)
+}
+
+async function rejection(promise: Promise<unknown>): Promise<CairnError> {
+  try {
+    await promise
+  } catch (error) {
+    if (error instanceof CairnError) return error
+    throw error
+  }
+  throw new Error('expected a CairnError')
+}
+
+describe('golden bundles through a replica', () => {
+  for (const [name, fixture] of Object.entries(FIXTURES)) {
+    it(`${name}: import then export reproduces every data file and CHECKSUMS byte for byte`, async () => {
+      const memory = await open()
+      const report = await memory.import(fixture)
+      expect(report.format).toBe('mem')
+      const out = tempBundlePath()
+      await memory.export(out)
+      const expected = listFiles(fixture).filter((file) => file !== 'manifest.json' && file !== 'manifest.sig')
+      expect(listFiles(out).filter((file) => file !== 'manifest.json')).toEqual(expected)
+      for (const file of expected) expect(read(out, file), file).toBe(read(fixture, file))
+    })
+  }
+
+  it('sample.mem: the tombstone applies first and blocks its target; the vendor kind survives verbatim', async () => {
+    const memory = await open()
+    const report = await memory.import(FIXTURES.sample)
+    expect(report.format === 'mem' && report.tombstones).toBe(1)
+    expect(await memory.status('ep_legacy')).toBe('deleted')
+    expect((await memory.foreignLines()).vendorThing).toEqual([read(FIXTURES.sample, 'items/vendorThing.jsonl').replace(/\n$/, '')])
+    // The bundle's record of the tombstoned id, if it had one, would be blocked, not stored.
+    await expect(memory.remember({ kind: 'episode', id: 'ep_legacy', summary: 'back?' })).rejects.toMatchObject({ code: 'FORGOTTEN' })
+  })
+
+  it('re-import writes no event', async () => {
+    const memory = await open()
+    await memory.import(FIXTURES.sample11)
+    const before = memory.versionVector()
+    const again = await memory.import(FIXTURES.sample11)
+    expect(memory.versionVector()).toEqual(before)
+    expect(again.format === 'mem' && { imported: again.imported, unchanged: again.unchanged }).toEqual({ imported: {}, unchanged: 14 })
+  })
+})
+
+describe('export', () => {
+  it('deletions travel as tombstones and redactions as skeletons, and both survive a second replica', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', id: 'ep_keep', summary: 'kept' })
+    await memory.remember({ kind: 'episode', id: 'ep_gone', summary: 'secret plans' })
+    await memory.remember({ kind: 'episode', id: 'ep_red', summary: 'private detail', categories: ['health'], metadata: { k: 'v' } })
+    await memory.forget('ep_gone', { reason: 'user asked' })
+    await memory.redact('ep_red')
+    const out = tempBundlePath()
+    await memory.export(out)
+    expect(listFiles(out)).toContain('audit/tombstones.jsonl')
+    expect(read(out, 'items/episode.jsonl')).not.toContain('secret plans')
+    expect(read(out, 'items/episode.jsonl')).not.toContain('private detail')
+    const tombstones = lines(out, 'audit/tombstones.jsonl')
+    expect(tombstones.map((row) => [row.op, row.targetID, row.reason ?? null])).toEqual(expect.arrayContaining([['delete', 'ep_gone', 'user asked'], ['redact', 'ep_red', null]]))
+    for (const row of tombstones) expect(row.signature).toMatch(new RegExp(`^ed25519:${memory.author}:[0-9a-f]{128}$`))
+
+    const copy = await open()
+    await copy.import(out)
+    expect(await copy.status('ep_gone')).toBe('deleted')
+    expect(await copy.status('ep_red')).toBe('redacted')
+    expect((await copy.get('ep_red'))?.summary).toBe('')
+    expect((await copy.get('ep_red'))?.categories).toEqual((await memory.get('ep_red'))?.categories)
+    expect(await copy.tombstones()).toEqual(await memory.tombstones())
+  })
+
+  it('since: episodes by ingestionTime, chunks with their resource, other kinds in full, tombstones by deletedAt', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const memory = await open({ clock })
+    await memory.remember({ kind: 'episode', id: 'ep_old', summary: 'old' })
+    await memory.remember({ kind: 'resource', id: 'res_old', uri: 'file:///a', mimeType: 'text/plain', contentHash: 'sha256:aa', title: 'A' })
+    await memory.remember({ kind: 'chunk', id: 'chk_old', resourceID: 'res_old', position: 0, text: 'a' })
+    await memory.remember({ kind: 'entity', id: 'ent_old', type: 'person', canonicalName: 'Ada' })
+    await memory.remember({ kind: 'episode', id: 'ep_doomed', summary: 'doomed' })
+    await memory.forget('ep_doomed')
+    clock.advance(86_400_000)
+    await memory.remember({ kind: 'episode', id: 'ep_new', summary: 'new' })
+    await memory.remember({ kind: 'resource', id: 'res_new', uri: 'file:///b', mimeType: 'text/plain', contentHash: 'sha256:bb', title: 'B' })
+    await memory.remember({ kind: 'chunk', id: 'chk_new', resourceID: 'res_new', position: 0, text: 'b' })
+    const out = tempBundlePath()
+    const result = await memory.export(out, { since: '2026-01-02T00:00:00Z' })
+    const manifest = JSON.parse(read(out, 'manifest.json')) as Record<string, unknown>
+    expect(manifest.exportMode).toBe('incremental')
+    expect(manifest.since).toBe('2026-01-02T00:00:00Z')
+    expect(lines(out, 'items/episode.jsonl').map((row) => row.id)).toEqual(['ep_new'])
+    expect(lines(out, 'items/resource.jsonl').map((row) => row.id)).toEqual(['res_new'])
+    expect(lines(out, 'items/chunk.jsonl').map((row) => row.id)).toEqual(['chk_new'])
+    expect(lines(out, 'items/entity.jsonl').map((row) => row.id)).toEqual(['ent_old'])
+    expect(listFiles(out)).not.toContain('audit/tombstones.jsonl')
+    expect(result.records).toBe(4)
+  })
+
+  it('audit and Evidence Pack: one row per mutation, none for erased content; edges with their evidence', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', id: 'ep_a', summary: 'a' })
+    await memory.remember({ kind: 'episode', id: 'ep_b', summary: 'b' })
+    await memory.update('ep_a', { set: { importance: 0.9 } })
+    await memory.remember({ kind: 'entity', id: 'ent_x', type: 'person', canonicalName: 'X' })
+    await memory.remember({ kind: 'entity', id: 'ent_y', type: 'place', canonicalName: 'Y' })
+    await memory.remember({ kind: 'edge', id: 'edge_xy', srcEntityID: 'ent_x', dstEntityID: 'ent_y', edgeType: 'visits', evidenceEpisodeIDs: ['ep_a'] })
+    await memory.forget('ep_b', { reason: 'gone' })
+    const out = tempBundlePath()
+    await memory.export(out, { evidencePack: true, sign: true })
+    const audit = lines(out, 'audit/log.jsonl').map((row) => `${row.op} ${row.targetID}${row.reason ? ` (${row.reason})` : ''}`)
+    expect(audit.sort()).toEqual(['create edge_xy', 'create ent_x', 'create ent_y', 'create ep_a', 'delete ep_b (gone)', 'update ep_a'].sort())
+    expect(lines(out, 'provenance/edges.jsonl').map((row) => row.id)).toEqual(['edge_xy'])
+    const manifest = JSON.parse(read(out, 'manifest.json')) as Record<string, unknown>
+    expect(manifest.conformanceLevel).toBe('L3')
+    expect(manifest.capabilities).toContain('signed')
+    expect((await validateMemBundle(out, { trustedKeys: [memory.author] })).valid).toBe(true)
+    const untrusted = await validateMemBundle(out, { trustedKeys: [TEST_KEY.publicKeyHex] })
+    expect(untrusted.valid).toBe(false)
+    expect(untrusted.problems.map((problem) => problem.file)).toContain('manifest.sig')
+  })
+
+  it('refuses a target that holds files, and writes nothing there', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', summary: 'x' })
+    const dir = tempDir()
+    writeFileSync(path.join(dir, 'mine.txt'), 'keep me')
+    expect((await rejection(memory.export(dir))).code).toBe('TARGET_NOT_EMPTY')
+    expect(listFiles(dir)).toEqual(['mine.txt'])
+  })
+})
+
+describe('import refuses bad bundles before writing anything', () => {
+  async function exported(): Promise<{ memory: Memory; dir: string }> {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', id: 'ep_1', summary: 'one' })
+    await memory.remember({ kind: 'entity', id: 'ent_1', type: 'person', canonicalName: 'Ada' })
+    const dir = tempBundlePath()
+    await memory.export(dir, { sign: true })
+    return { memory, dir }
+  }
+
+  it.each([
+    ['a changed byte', (dir: string) => writeFileSync(path.join(dir, 'items/episode.jsonl'), read(dir, 'items/episode.jsonl').replace('one', 'uno')), 'CHECKSUM_MISMATCH', 'items/episode.jsonl'],
+    ['an unlisted file', (dir: string) => writeFileSync(path.join(dir, 'items/extra.jsonl'), '{}\n'), 'UNLISTED_FILE', 'items/extra.jsonl'],
+    ['a truncated file', (dir: string) => writeFileSync(path.join(dir, 'items/entity.jsonl'), read(dir, 'items/entity.jsonl').slice(0, 20)), undefined, 'items/entity.jsonl'],
+  ])('%s', async (_name, damage, code, file) => {
+    const { dir } = await exported()
+    const copy = tempBundlePath()
+    cpSync(dir, copy, { recursive: true })
+    damage(copy)
+    const target = await open()
+    await target.remember({ kind: 'episode', id: 'ep_mine', summary: 'mine' })
+    const before = { vector: target.versionVector(), digest: await target.digest() }
+    const error = await rejection(target.import(copy))
+    if (code) expect(error.code).toBe(code)
+    expect(error.where.file).toBe(file)
+    expect({ vector: target.versionVector(), digest: await target.digest() }).toEqual(before)
+  })
+
+  it('a signed bundle is accepted with its key and refused with another', async () => {
+    const { memory, dir } = await exported()
+    const target = await open()
+    expect((await rejection(target.import(dir, { trustedKeys: [TEST_KEY.publicKeyHex] }))).code).toMatch(/UNTRUSTED_KEY|BAD_SIGNATURE/)
+    expect(target.versionVector()).toEqual({ [target.author]: 1 })
+    const report = await target.import(dir, { trustedKeys: [memory.author] })
+    expect(report.format === 'mem' && report.imported).toEqual({ entity: 1, episode: 1 })
+  })
+
+  it('signed.mem verifies with the conformance key', async () => {
+    const target = await open()
+    const report = await target.import(FIXTURES.signed, { trustedKeys: [TEST_KEY.publicKeyHex] })
+    expect(report.format === 'mem' && report.imported).toEqual({ entity: 1, episode: 2 })
+  })
+})
+
+describe('native log snapshots', () => {
+  it('carry every signed event; erased bodies stay erased; a replica of the space imports them whole', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', id: 'ep_1', summary: 'kept' })
+    await memory.remember({ kind: 'episode', id: 'ep_2', summary: 'erase me' })
+    await memory.forget('ep_2')
+    const dir = tempBundlePath('snapshot')
+    const result = await memory.export(dir, { format: 'log' })
+    expect(result.format === 'log' && result.records).toBe(memory.log.appliedCount)
+    expect(read(dir, 'events.jsonl')).not.toContain('erase me')
+    expect((await verifyLogSnapshot(dir)).ok).toBe(true)
+
+    const replica = await open({ space: memory.space })
+    const report = await replica.import(dir)
+    expect(report.format).toBe('log')
+    expect(await replica.digest()).toBe(await memory.digest())
+    expect(replica.versionVector()).toEqual(memory.versionVector())
+    // The erased create is no longer attributable to ep_2 (its body named it): only the tombstone remains, on both.
+    expect((await replica.history('ep_2')).map((item) => item.op)).toEqual(['memory.delete'])
+    expect((await replica.history('ep_2')).map((item) => item.event)).toEqual((await memory.history('ep_2')).map((item) => item.event))
+    expect((await replica.log.verify()).ok).toBe(true)
+    // Every body erased here arrives without its body there (as in sync: erased or never received).
+    const erased: string[] = []
+    for await (const event of memory.log.readApplied()) if (event.bodyState === 'erased') erased.push(event.id)
+    expect(erased).toHaveLength(1)
+    for (const id of erased) expect(['erased', 'absent']).toContain((await replica.log.get(id))?.bodyState)
+  })
+
+  it('refuses a snapshot of another space, and a tampered one, storing nothing', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', summary: 'x' })
+    const dir = tempBundlePath('snapshot')
+    await memory.export(dir, { format: 'log' })
+    const stranger = await open()
+    expect((await rejection(stranger.import(dir))).code).toBe('WRONG_SPACE')
+    const replica = await open({ space: memory.space })
+    writeFileSync(path.join(dir, 'events.jsonl'), read(dir, 'events.jsonl').replace('"x"', '"y"'))
+    const error = await rejection(replica.import(dir))
+    expect(error.where.file).toMatch(/events\.jsonl$/)
+    expect(replica.versionVector()).toEqual({})
+  })
+})
+
+describe('PAM artifacts', () => {
+  it('export, verify with the exporter key, import into another replica; refused without trusting that key', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'core', id: 'persona', content: 'A careful assistant.' })
+    await memory.remember({ kind: 'episode', id: 'ep_1', summary: 'Prefers tea', details: 'Prefers tea over coffee' })
+    await memory.remember({ kind: 'fact', id: 'fact_1', episodeID: 'ep_1', subject: 'user', predicate: 'prefers', object: 'tea' })
+    for (const file of ['memory.pam', 'memory.pam.cbor']) {
+      const target = path.join(tempDir(), file)
+      const result = await memory.export(target, { format: 'pam' })
+      expect(result.format).toBe('pam')
+      if (file.endsWith('.cbor')) expect(readFileSync(target).subarray(0, 4)).toEqual(Buffer.from('PAM\x01', 'latin1'))
+      const other = await open()
+      const refused = await rejection(other.import(target))
+      expect(refused.code).toBe('PAM_INVALID_SIGNATURE')
+      expect(refused.where.file).toBe(target)
+      expect(other.versionVector()).toEqual({ [other.author]: 1 })
+      const report = await other.import(target, { trustedKeys: [memory.author] })
+      expect(report.format).toBe('pam')
+      expect((await other.get('fact_1'))?.object).toBe('tea')
+      // Its own export needs no flag, and importing again writes nothing.
+      const before = memory.versionVector()
+      await memory.import(target)
+      expect(memory.versionVector()).toEqual(before)
+    }
+  })
+})
+
+describe('adapters through import({ from })', () => {
+  it('mem0: imports the sample, and importing it again writes nothing', async () => {
+    const memory = await open()
+    const sample = path.join(import.meta.dirname, 'adapters', 'samples', 'mem0', 'list.json')
+    const report = await memory.import(sample, { from: 'mem0' })
+    expect(report.format).toBe('source')
+    const written = report.format === 'source' ? Object.values(report.imported).reduce((a, b) => a + (b ?? 0), 0) : 0
+    expect(written).toBeGreaterThan(0)
+    const before = memory.versionVector()
+    const again = await memory.import(sample, { from: 'mem0' })
+    expect(memory.versionVector()).toEqual(before)
+    expect(again.format === 'source' && again.imported).toEqual({})
+  })
+
+  it('a malformed source is refused naming the file, and nothing is written', async () => {
+    const memory = await open()
+    const file = path.join(tempDir(), 'broken.json')
+    writeFileSync(file, '[{"memory": "ok"}, {"memory": ')
+    const before = memory.versionVector()
+    const error = await rejection(memory.import(file, { from: 'mem0' }))
+    expect(error.where.file ?? error.where.path).toBeDefined()
+    expect(memory.versionVector()).toEqual(before)
+  })
+})
