@@ -2,7 +2,8 @@
  * `npm start`: a narrated tour of what Cairn does so far, on the embedded store in a fresh
  * temporary directory that is removed at the end: the signed log (here), then the memory on
  * two replicas diverging and converging (memory-tour.ts), then the same story over a relay on
- * loopback with live sync, a forget that reaches, and a scoped token (sync-tour.ts).
+ * loopback with live sync, a forget that reaches, and a scoped token (sync-tour.ts), then
+ * portable bundles: signed .mem export, tamper refusal, byte-exact restore, PAM, mem0 (bundle-tour.ts).
  *
  * Invariant: every value printed is read back from the engine at that moment (ids, counts,
  * heads, vectors, error codes); nothing is hard-coded, so the output is evidence, and any
@@ -18,6 +19,7 @@ import {
 } from '../index.js'
 import { memoryTour } from './memory-tour.js'
 import { syncTour } from './sync-tour.js'
+import { bundleTour } from './bundle-tour.js'
 
 const say = (text = ''): void => console.log(text)
 const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
@@ -174,11 +176,12 @@ async function run(root: string): Promise<void> {
 
 const started = Date.now()
 const root = await mkdtemp(path.join(os.tmpdir(), 'cairn-demo-'))
-say(`Cairn demo: the signed event log, the memory on two replicas, and sync through a relay, on the embedded store in ${root}`)
+say(`Cairn demo: the signed event log, the memory on two replicas, sync through a relay, and portable bundles, on the embedded store in ${root}`)
 try {
   await run(root)
   await memoryTour(root, { say, step, check })
   await syncTour(root, { say, step, check })
+  await bundleTour(root, { say, step, check })
   say(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 } catch (error) {
   console.error(`demo failed: ${error instanceof Error ? error.message : String(error)}`)
