@@ -28,6 +28,8 @@ export interface ExportOptions extends MemExportOptions {
   readonly format?: BundleFormat
   /** PAM only: encode as CBOR (`.pam.cbor`) rather than JSON. */
   readonly cbor?: boolean
+  /** PAM only, selective disclosure: just these entries (content ids) and their transitive ancestors. */
+  readonly disclose?: readonly string[]
 }
 
 export type ExportResult =
@@ -52,10 +54,18 @@ export type ImportReport =
   | ({ readonly format: 'source' } & SourceImportReport)
 
 export async function exportMemory(memory: Memory, target: string, options: ExportOptions = {}): Promise<ExportResult> {
-  const { format: rawFormat, cbor, ...rest } = assertOptions(options, ['format', 'cbor', 'since', 'sign', 'audit', 'evidencePack', 'onProgress', 'generator'], 'options') as ExportOptions
+  const { format: rawFormat, cbor, disclose, ...rest } = assertOptions(options, ['format', 'cbor', 'disclose', 'since', 'sign', 'audit', 'evidencePack', 'onProgress', 'generator'], 'options') as ExportOptions
   const format = rawFormat === undefined ? 'mem' : assertOneOf(rawFormat, BUNDLE_FORMATS, 'options.format')
+  if (cbor !== undefined && format !== 'pam') throw new InputError('UNSUPPORTED_OPTION', 'cbor applies to PAM artifacts only', { field: 'options.cbor' })
+  if (disclose !== undefined && format !== 'pam') throw new InputError('UNSUPPORTED_OPTION', 'disclose applies to PAM artifacts only', { field: 'options.disclose' })
   if (format === 'mem') return { format, ...(await exportMem(memory, target, rest)) }
-  if (format === 'pam') return { format, ...(await exportPam(memory, target, { ...rest, ...(cbor !== undefined ? { cbor } : {}) })) }
+  if (format === 'pam') {
+    // A PAM artifact is always signed (by this replica), whole, and names its own generator.
+    for (const option of ['since', 'audit', 'evidencePack', 'generator'] as const) {
+      if (rest[option] !== undefined) throw new InputError('UNSUPPORTED_OPTION', `a PAM artifact takes no ${option}`, { field: `options.${option}` })
+    }
+    return { format, ...(await exportPam(memory, target, { ...(cbor !== undefined ? { cbor } : {}), ...(disclose !== undefined ? { disclose } : {}), ...(rest.onProgress ? { onProgress: rest.onProgress } : {}) })) }
+  }
   for (const option of ['since', 'audit', 'evidencePack', 'sign'] as const) {
     if (rest[option] !== undefined) throw new InputError('UNSUPPORTED_OPTION', `a log snapshot is every signed event; ${option} does not apply`, { field: `options.${option}` })
   }

@@ -20,7 +20,7 @@ export {
   type MemBundleContent, type MemManifest, type MemProblem, type ValidationReport, type ReadResult, type WriteResult,
 } from './mem/index.js'
 export {
-  decodePam, encodePamJson, encodePamCbor, verifyPam, disclose, checkDisclosure, PAM_MAGIC,
-  type PamArtifact, type PamReport,
+  decodePam, encodePamJson, encodePamCbor, verifyPam, disclose, checkDisclosure, PAM_MAGIC, MAX_PAM_BYTES, PAM_PHASE_NAMES, PAM_COMPONENTS,
+  type PamArtifact, type PamReport, type PamProblem, type PamSkipped,
 } from './pam/index.js'
 export { SOURCE_NAMES, ADAPTERS, detectSource, type SourceName, type AdapterResult, type AdapterWarning } from './adapters/index.js'

@@ -13,10 +13,10 @@
  * header-only, and the tombstone that erased them travels too, so the content stays purged. Every stored
  * signature is kept, so the file can be split at any signed event.
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
-import { InputError, VerifyError } from '../errors.js'
+import { InputError, StorageError, VerifyError } from '../errors.js'
 import {
   assertSpaceId, bytesToHex, canonicalJson, hexToBytes, LogStore, parseJson, utf8Decode, utf8Encode,
   type EventEnvelope, type EventId, type SpaceLog, type VerifyReport,
@@ -42,14 +42,20 @@ function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex')
 }
 
-/** Writes every event of `log` to `dir` (which must not exist or be empty). */
+/**
+ * Writes every event of `log` to `dir`, which must not exist or be empty. The files are written
+ * into a staging directory beside it and renamed into place, so `dir` appears whole or not at all.
+ */
 export async function exportLogSnapshot(
   log: SpaceLog,
   dir: string,
   options: { generator: string; createdAt: string; onProgress?: (done: number, total: number) => void },
 ): Promise<SnapshotManifest> {
-  await fs.mkdir(dir, { recursive: true })
-  if ((await fs.readdir(dir)).length > 0) throw new InputError('NOT_EMPTY', 'the export directory is not empty', { file: dir })
+  const existing = await fs.readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return []
+    throw new InputError('NOT_A_DIRECTORY', `the export target cannot be used (${error.code})`, { file: dir }, { cause: error })
+  })
+  if (existing.length > 0) throw new InputError('NOT_EMPTY', 'the export directory is not empty', { file: dir })
   const envelopes = await log.envelopesSince({}, { signatures: 'stored' })
   const lines: string[] = []
   for (const [index, envelope] of envelopes.entries()) {
@@ -61,14 +67,23 @@ export async function exportLogSnapshot(
     if (index % 10_000 === 0) options.onProgress?.(index, envelopes.length)
   }
   const events = utf8Encode(lines.length > 0 ? `${lines.join('\n')}\n` : '')
-  await fs.writeFile(path.join(dir, EVENTS_FILE), events)
   const files = [{ path: EVENTS_FILE, bytes: events.length, sha256: sha256(events) }]
-  await fs.writeFile(path.join(dir, 'CHECKSUMS'), files.map((file) => `${file.sha256}  ${file.path}\n`).join(''))
   const manifest: SnapshotManifest = {
     format: SNAPSHOT_FORMAT, version: 1, space: log.space, generator: options.generator, createdAt: options.createdAt,
     events: envelopes.length, vector: log.versionVector(), files,
   }
-  await fs.writeFile(path.join(dir, 'manifest.json'), canonicalJson(manifest as unknown as Parameters<typeof canonicalJson>[0]))
+  const staging = path.join(path.dirname(path.resolve(dir)), `.${path.basename(dir)}.partial-${randomBytes(6).toString('hex')}`)
+  try {
+    await fs.mkdir(staging, { recursive: true })
+    await fs.writeFile(path.join(staging, EVENTS_FILE), events)
+    await fs.writeFile(path.join(staging, 'CHECKSUMS'), files.map((file) => `${file.sha256}  ${file.path}\n`).join(''))
+    await fs.writeFile(path.join(staging, 'manifest.json'), canonicalJson(manifest as unknown as Parameters<typeof canonicalJson>[0]))
+    // rename(2) replaces an empty directory atomically; a non-empty one (a race) fails.
+    await fs.rename(staging, dir)
+  } catch (error) {
+    await fs.rm(staging, { recursive: true, force: true })
+    throw new StorageError('WRITE_FAILED', `the snapshot could not be written: ${(error as Error).message}`, { file: dir }, { cause: error })
+  }
   options.onProgress?.(envelopes.length, envelopes.length)
   return manifest
 }

@@ -5,6 +5,7 @@
  * Invariant: a command's flags are parsed (and `--help` answered) before its `run` is called,
  * so `run` only sees validated values; it returns an exit code and never calls process.exit.
  */
+import type { Clock } from '../index.js'
 import { parseFlags, HELP_FLAG, type FlagSpec, type FlagValues } from './args.js'
 
 /** 0: done; 1: the operation failed (a bad store, a failed verification); 2: bad command line. */
@@ -28,6 +29,11 @@ export interface CliContext {
    * the process's SIGINT or SIGTERM; embedders and in-process tests pass their own.
    */
   readonly signal?: AbortSignal
+  /**
+   * Times progress reports (`import`, `export`); the system clock when absent. In-process tests
+   * pass their own so whether a progress line is printed never depends on how fast a run is.
+   */
+  readonly clock?: Clock
 }
 
 export interface CliCommand {

@@ -12,16 +12,21 @@ import { queryCommand } from './commands/query.js'
 import { searchCommand } from './commands/search.js'
 import { forgetCommand } from './commands/forget.js'
 import { historyCommand } from './commands/history.js'
+import { exportCommand } from './commands/export.js'
+import { importCommand } from './commands/import.js'
+import { validateCommand } from './commands/validate.js'
 import { grantCommand } from './commands/grant.js'
 import { tokenCommand } from './commands/token.js'
 import { serveCommand } from './commands/serve.js'
 import { syncCommand } from './commands/sync.js'
 
-// The log commands keep their places ahead of the memory commands, and the sync commands come
-// last: scripts and tests read the command list in this order.
+// The log commands keep their places ahead of the memory commands, the bundle commands follow
+// the memory commands, and the sync commands come last: scripts and tests read the command
+// list in this order.
 export const COMMANDS: readonly CliCommand[] = [
   initCommand, logCommand, verifyCommand,
   rememberCommand, getCommand, queryCommand, searchCommand, forgetCommand, historyCommand,
+  exportCommand, importCommand, validateCommand,
   grantCommand, tokenCommand, serveCommand, syncCommand,
 ]
 

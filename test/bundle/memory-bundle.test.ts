@@ -4,7 +4,7 @@
  * audit trail and Evidence Pack, signing and trusted keys, native log snapshots (erased bodies
  * stay erased), PAM artifacts, adapters, and bad input that leaves the store as it was.
  */
-import { cpSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { validateMemBundle } from '../../src/bundle/mem/index.js'
@@ -298,5 +298,55 @@ describe('adapters through import({ from })', () => {
     const error = await rejection(memory.import(file, { from: 'mem0' }))
     expect(error.where.file ?? error.where.path).toBeDefined()
     expect(memory.versionVector()).toEqual(before)
+  })
+})
+
+describe('export options by format', () => {
+  it('refuses options a format has no place for, naming them, and writes nothing', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', summary: 'x' })
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['memory.pam', { format: 'pam', since: '2026-01-01T00:00:00Z' }, 'options.since'],
+      ['memory.pam', { format: 'pam', generator: 'x/1' }, 'options.generator'],
+      ['memory.pam', { format: 'pam', audit: true }, 'options.audit'],
+      ['snapshot', { format: 'log', sign: true }, 'options.sign'],
+      ['bundle.mem', { cbor: true }, 'options.cbor'],
+      ['bundle.mem', { disclose: [] }, 'options.disclose'],
+    ]
+    for (const [name, options, field] of cases) {
+      const target = path.join(tempDir(), name)
+      const error = await rejection(memory.export(target, options as never))
+      expect({ code: error.code, field: error.where.field }).toEqual({ code: 'UNSUPPORTED_OPTION', field })
+      expect(existsSync(target)).toBe(false)
+    }
+  })
+
+  it('a PAM export takes sign (it is always signed) and disclose', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', summary: 'Prefers the aisle seat' })
+    await memory.remember({ kind: 'episode', summary: 'Drinks green tea' })
+    const whole = await memory.export(path.join(tempDir(), 'all.pam'), { format: 'pam', sign: true })
+    expect(whole.format === 'pam' && whole.records).toBe(2)
+    const entries = whole.format === 'pam' ? Object.values(whole.artifact.components).flat() as { id: string }[] : []
+    const chosen = entries.find((entry) => JSON.stringify(entry).includes('aisle'))
+    expect(chosen).toBeDefined()
+    const target = path.join(tempDir(), 'some.pam')
+    await memory.export(target, { format: 'pam', disclose: [chosen?.id ?? ''] })
+    const text = readFileSync(target, 'utf8')
+    expect(text).toContain('aisle')
+    expect(text).not.toContain('green tea')
+  })
+})
+
+describe('log snapshot target', () => {
+  it('appears whole or not at all: a target that is a file is refused and left alone', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', summary: 'x' })
+    const target = path.join(tempDir(), 'taken')
+    writeFileSync(target, 'mine')
+    const error = await rejection(memory.export(target, { format: 'log' }))
+    expect(error.where.file).toBe(target)
+    expect(readFileSync(target, 'utf8')).toBe('mine')
+    expect(readdirSync(path.dirname(target))).toEqual(['taken'])
   })
 })

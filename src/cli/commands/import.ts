@@ -1,0 +1,127 @@
+/**
+ * `cairn import <path>`: brings a `.mem` bundle, a log snapshot, a PAM artifact (the format
+ * detected from the path unless --format says) or, with --from, another system's export into
+ * this home through `memory.import`, and prints what was written by kind, what was already
+ * here, what was blocked by a deletion, and the warnings.
+ *
+ * Invariants: flags are checked and the format detected before the store is opened; the
+ * library checks the whole input (checksums, signatures against --trusted-key, every line)
+ * before the first write, so a bad file exits 1 naming the file and line and leaves the store
+ * exactly as it was. Imported memory is ordinary signed events: it syncs.
+ */
+import { promises as fs } from 'node:fs'
+import path from 'node:path'
+import {
+  CairnError, detectBundleFormat, InputError, shortId, SOURCE_NAMES,
+  type BundleFormat, type ImportOptions, type SourceName,
+} from '../../index.js'
+import {
+  bundlePath, FORMAT_FLAG, formatFlag, sourceFlag, TRUSTED_KEY_FLAG, trustedKeysFlag, type BundlePath,
+} from '../bundle-flags.js'
+import { bareMessage, restate, withBundleErrors } from '../bundle-errors.js'
+import { BundleProgress } from '../bundle-progress.js'
+import { describeImport, jsonLine } from '../bundle-report.js'
+import { snapshotLines } from '../bundle-validation.js'
+import { EXIT_OK, type CliContext } from '../command.js'
+import { DIR_FLAG, resolveHomeDir, withMemory } from '../home.js'
+import { JSON_FLAG } from '../memory-flags.js'
+import { defineOperandCommand } from '../operand-command.js'
+import { usageError } from '../operand-args.js'
+
+type Target = { readonly from: SourceName } | { readonly format: BundleFormat; readonly trustedKeys: readonly string[] }
+
+/** The import's source kind, from the flags and (for bundles) the path; before any store is opened. */
+async function targetOf(source: BundlePath, flags: { from: string | undefined; format: string | undefined; 'trusted-key': readonly string[] }): Promise<Target> {
+  const from = sourceFlag(flags.from)
+  const format = formatFlag(flags.format)
+  const trustedKeys = trustedKeysFlag(flags['trusted-key'])
+  if (from !== undefined) {
+    if (format !== undefined) throw usageError('CONFLICTING_FLAGS', '--from reads another system\'s export; --format is for Cairn bundles', { flag: '--format' })
+    if (trustedKeys.length > 0) throw usageError('CONFLICTING_FLAGS', 'other systems\' exports carry no signature; --trusted-key is for .mem and PAM bundles', { flag: '--trusted-key' })
+    const exists = await fs.stat(source.resolved).then(() => true, () => false)
+    if (!exists) throw new InputError('NOT_FOUND', 'no such file or directory', { file: source.given })
+    return { from }
+  }
+  const detected = format ?? await withBundleErrors(source, () => detectBundleFormat(source.resolved))
+  if (detected === 'log' && trustedKeys.length > 0) {
+    throw usageError('CONFLICTING_FLAGS', 'a log snapshot is authenticated by its events\' signatures and the space\'s grants; --trusted-key is for .mem and PAM bundles', { flag: '--trusted-key' })
+  }
+  return { format: detected, trustedKeys }
+}
+
+function optionsOf(target: Target, progress: BundleProgress): ImportOptions {
+  const verify = { label: 'checking', unit: 'bytes' } as const
+  if ('from' in target) return { from: target.from, onProgress: (_phase, done, total) => progress.update({ label: 'writing', unit: 'records' }, done, total) }
+  const writing = target.format === 'log' ? { label: 'applying', unit: 'events' } as const : { label: 'writing', unit: 'records' } as const
+  return {
+    format: target.format,
+    ...(target.trustedKeys.length > 0 ? { trustedKeys: target.trustedKeys } : {}),
+    onProgress: (phase, done, total) => progress.update(phase === 'verify' ? verify : writing, done, total),
+  }
+}
+
+/**
+ * Points a refusal at what to fix: a snapshot's bad event at its line in events.jsonl, and a
+ * PAM signature refused without --trusted-key at the flag that would admit it.
+ */
+async function explainRefusal(error: unknown, source: BundlePath, target: Target): Promise<unknown> {
+  if (!(error instanceof CairnError) || 'from' in target) return error
+  if (target.format === 'log' && error.where.event !== undefined && error.where.file === undefined) {
+    const line = (await snapshotLines(source.resolved)).get(error.where.event)
+    const where = { file: path.join(source.given, 'events.jsonl'), ...(line !== undefined ? { line } : {}) }
+    return restate(error, where, `${bareMessage(error)} (event ${shortId(error.where.event)})`)
+  }
+  if (target.format === 'pam' && error.code === 'PAM_INVALID_SIGNATURE' && target.trustedKeys.length === 0) {
+    const hint = 'without --trusted-key only the keys that may write this space are trusted; give the signer\'s key with --trusted-key'
+    return restate(error, error.where, `${bareMessage(error)}; ${hint}`)
+  }
+  return error
+}
+
+async function runImport(source: BundlePath, target: Target, dir: string, isJson: boolean, context: CliContext): Promise<number> {
+  const progress = BundleProgress.for('import', context)
+  return withMemory(dir, { create: false }, async (memory) => {
+    const report = await withBundleErrors(source, () => memory.import(source.resolved, optionsOf(target, progress)))
+      .catch(async (error: unknown) => { throw await explainRefusal(error, source, target) })
+    const described = describeImport(report, source)
+    await context.stdout.write(isJson ? jsonLine(described.json) : described.text)
+    return EXIT_OK
+  })
+}
+
+export const importCommand = defineOperandCommand({
+  name: 'import',
+  summary: 'bring a .mem bundle, log snapshot, PAM artifact or another system\'s export into this home',
+  synopsis: 'import <path> [--format mem|log|pam] [--trusted-key HEX]... [--from SOURCE] [--dir D] [--json]',
+  description: `
+Reads <path> and merges it into this home as ordinary signed events (so it syncs). The format
+is detected: a .pam or .pam.cbor file is a PAM artifact, a directory whose manifest.json says
+"cairn-log" a log snapshot, any other directory with a manifest.json a .mem bundle; --format
+says it outright. With --from SOURCE, <path> is another system's export instead, read by its
+adapter: ${SOURCE_NAMES.join(', ')}.
+
+Everything is checked before anything is written: checksums, sizes, every line, and signatures.
+With --trusted-key (repeatable), a .mem bundle must carry a manifest signature by one of the
+keys and a PAM artifact must be signed by one; without it, a PAM artifact is accepted only from
+a key that may already write this space. A log snapshot must be of this home's space (a
+replica made by \`cairn init --space S\`); its events keep their authors and signatures.
+
+Deletions apply first and nothing deleted here comes back; importing the same thing again
+writes nothing. Prints the records written by kind, how many were already held (unchanged) or
+blocked by a deletion, and the warnings (with --json one object: {"format", "path",
+"imported", "unchanged", "blocked", "warnings", …}). A long import reports its progress on
+stderr. A bad input exits 1 naming the file and line, and the home is left unchanged.`,
+  operands: [{ name: 'path', description: 'the bundle (a directory, or a .pam file) or the export to read', required: true }],
+  flags: {
+    dir: DIR_FLAG,
+    format: FORMAT_FLAG,
+    'trusted-key': TRUSTED_KEY_FLAG,
+    from: { type: 'string', valueName: 'SOURCE', description: `read another system's export: ${SOURCE_NAMES.join(', ')}` },
+    json: JSON_FLAG,
+  },
+  async run(flags, operands, context) {
+    const source = bundlePath(context.cwd, operands.path as string)
+    const target = await targetOf(source, flags)
+    return runImport(source, target, resolveHomeDir(context.cwd, flags.dir), flags.json, context)
+  },
+})

@@ -1,0 +1,423 @@
+/**
+ * The bundle commands of `cairn` (export, import, validate) against homes made by `cairn init`:
+ * a round trip through each format into a fresh home, tampered bundles refused by validate and
+ * import with the home left exactly as it was, signed bundles and trusted keys, a mem0 export
+ * through its adapter, progress on stderr, and bad command lines that exit 2 naming the flag.
+ *
+ * Runs go through `runCli` in-process (with a clock the progress tests control, so whether a
+ * progress line prints never depends on how fast the machine is); one runs the real executable
+ * to show the exit code reaches the process.
+ */
+import { existsSync } from 'node:fs'
+import { cp, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { runCli as runInProcess } from '../../src/cli/index.js'
+import { Memory, openHome, type Clock, type VersionVector } from '../../src/index.js'
+import { tempDir } from '../helpers/cli-home.js'
+import { repoRoot, runCli as runProcess, type ProcessResult } from '../helpers/run-cli.js'
+
+type Json = Record<string, unknown>
+interface HomeInfo { dir: string; space: string; author: string }
+
+const MEM0_SAMPLE = path.join(repoRoot, 'test/bundle/adapters/samples/mem0/list.json')
+const OTHER_KEY = 'ab'.repeat(32)
+
+/** A clock that moves a second each time it is read: every progress report is due. */
+function tickingClock(): Clock {
+  let nowMs = 0
+  return { nowMs: () => (nowMs += 1000) }
+}
+
+/** A clock that never moves: no progress report is ever due. */
+const frozenClock: Clock = { nowMs: () => 0 }
+
+/** Runs `cairn <args>` in this process, collecting what it writes. */
+async function run(args: readonly string[], options: { cwd?: string; clock?: Clock } = {}): Promise<ProcessResult> {
+  let stdout = ''
+  let stderr = ''
+  const code = await runInProcess(args, {
+    cwd: options.cwd ?? process.cwd(),
+    env: {},
+    stdout: { write: async (text) => { stdout += text } },
+    stderr: { write: async (text) => { stderr += text } },
+    clock: options.clock ?? frozenClock,
+  })
+  return { code, stdout, stderr }
+}
+
+function ok(result: ProcessResult): ProcessResult {
+  if (result.code !== 0) throw new Error(`expected exit 0, got ${result.code}: ${result.stderr}`)
+  expect(result.stderr).toBe('')
+  return result
+}
+
+/** Exactly one stderr line, `cairn: CODE: …`, and no stack trace. */
+function expectOneLineError(result: ProcessResult, exitCode: number, code: string): string {
+  expect(result.code).toBe(exitCode)
+  const lines = result.stderr.split('\n').filter((line) => line.length > 0)
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(new RegExp(`^cairn: ${code}: `))
+  expect(result.stderr).not.toMatch(/\n\s+at /)
+  return lines[0] as string
+}
+
+async function newHome(space?: string): Promise<HomeInfo> {
+  const dir = path.join(await tempDir(), 'home')
+  return JSON.parse(ok(await run(['init', '--dir', dir, '--json', ...(space !== undefined ? ['--space', space] : [])])).stdout) as HomeInfo
+}
+
+async function records(dir: string): Promise<Json[]> {
+  return (JSON.parse(ok(await run(['query', '--dir', dir, '--json', '--limit', '1000'])).stdout) as { records: Json[] }).records
+}
+
+/** What a refused import must not change: the version vector and every record. */
+async function storeState(dir: string): Promise<{ vector: VersionVector; records: Json[] }> {
+  const home = await openHome(dir)
+  let vector: VersionVector
+  try {
+    vector = home.log.versionVector()
+  } finally {
+    await home.store.close()
+  }
+  return { vector, records: await records(dir) }
+}
+
+/** Flips one bit of the first `needle` in `file`. */
+async function flipByte(file: string, needle: string): Promise<void> {
+  const bytes = await readFile(file)
+  const at = bytes.indexOf(needle)
+  if (at < 0) throw new Error(`${needle} is not in ${file}`)
+  bytes[at] = (bytes[at] as number) ^ 0x01
+  await writeFile(file, bytes)
+}
+
+/** A copy of the bundle at `source` to tamper with. */
+async function copyOf(source: string): Promise<string> {
+  const copy = path.join(await tempDir(), path.basename(source))
+  await cp(source, copy, { recursive: true })
+  return copy
+}
+
+interface Fixture {
+  home: HomeInfo
+  out: string
+  mem: string
+  signed: string
+  log: string
+  pam: string
+}
+
+let f: Fixture
+beforeAll(async () => {
+  const home = await newHome()
+  const remember = async (...args: string[]) => (JSON.parse(ok(await run(['remember', ...args, '--dir', home.dir, '--json'])).stdout) as { id: string }).id
+  const tea = await remember('Sam prefers green tea in the morning', '--tag', 'drinks')
+  await remember('Sam is allergic to peanuts')
+  await remember('--kind', 'preference', '--field', 'key=drink', '--field', 'value=tea')
+  const sam = await remember('--kind', 'entity', '--data', '{"type":"person","canonicalName":"Sam"}')
+  await remember('--kind', 'fact', '--data', JSON.stringify({ episodeID: tea, subject: sam, predicate: 'prefers', object: 'green tea' }))
+  const out = await tempDir()
+  f = {
+    home, out,
+    mem: path.join(out, 'all.mem'), signed: path.join(out, 'signed.mem'), log: path.join(out, 'all.log'), pam: path.join(out, 'all.pam'),
+  }
+  ok(await run(['export', f.mem, '--dir', home.dir]))
+  ok(await run(['export', f.signed, '--sign', '--dir', home.dir]))
+  ok(await run(['export', f.log, '--format', 'log', '--dir', home.dir]))
+  ok(await run(['export', f.pam, '--dir', home.dir]))
+})
+
+describe('cairn export, validate and import: a round trip through each format', () => {
+  it('exports a .mem bundle that validates and fills a fresh home with the same records', async () => {
+    const again = path.join(f.out, 'again.mem')
+    const exported = JSON.parse(ok(await run(['export', again, '--dir', f.home.dir, '--json'])).stdout) as Json
+    expect(exported).toMatchObject({ format: 'mem', path: again, records: 5, exportMode: 'full', signer: null })
+    expect(ok(await run(['export', path.join(f.out, 'line.mem'), '--dir', f.home.dir])).stdout)
+      .toMatch(/^exported 5 records to .*line\.mem: \.mem bundle [\d.]+, full export, L2, unsigned\n$/)
+
+    const validated = ok(await run(['validate', f.mem]))
+    expect(validated.stdout).toMatch(/^valid: .*all\.mem: \.mem bundle [\d.]+, 5 records, full export, L2, unsigned\n$/)
+
+    const fresh = await newHome()
+    const imported = ok(await run(['import', f.mem, '--dir', fresh.dir]))
+    expect(imported.stdout).toContain('written      entity 1, episode 2, fact 1, preference 1 (5 records)')
+    expect(await records(fresh.dir)).toEqual(await records(f.home.dir))
+
+    // Importing the same bundle again writes nothing.
+    const before = await storeState(fresh.dir)
+    const repeat = JSON.parse(ok(await run(['import', f.mem, '--dir', fresh.dir, '--json'])).stdout) as Json
+    expect(repeat).toMatchObject({ format: 'mem', imported: {}, unchanged: 5, blocked: 0, warnings: [] })
+    expect(await storeState(fresh.dir)).toEqual(before)
+  })
+
+  it('exports only what changed since --since, as an incremental bundle', async () => {
+    const since = path.join(f.out, 'since.mem')
+    const exported = JSON.parse(ok(await run(['export', since, '--since', '2999-01-01T00:00:00Z', '--dir', f.home.dir, '--json'])).stdout) as Json
+    expect(exported).toMatchObject({ format: 'mem', exportMode: 'incremental', since: '2999-01-01T00:00:00Z' })
+    // Episodes and facts are filtered by their times; preferences and entities go in full.
+    expect(exported.records).toBe(2)
+    const fresh = await newHome()
+    ok(await run(['import', since, '--dir', fresh.dir]))
+    expect((await records(fresh.dir)).map((record) => record.kind).sort()).toEqual(['entity', 'preference'])
+  })
+
+  it('exports a log snapshot that validates and that a replica of the space imports event for event', async () => {
+    const validated = ok(await run(['validate', f.log, '--json']))
+    expect(JSON.parse(validated.stdout)).toMatchObject({ format: 'log', valid: true, space: f.home.space, authors: 1, problems: [] })
+
+    const replica = await newHome(f.home.space)
+    const imported = ok(await run(['import', f.log, '--dir', replica.dir]))
+    expect(imported.stdout).toMatch(/^imported .*all\.log \(log snapshot\): (\d+) events, \1 applied, 0 already here\n$/)
+    expect((await storeState(replica.dir)).vector).toEqual((await storeState(f.home.dir)).vector)
+    expect(await records(replica.dir)).toEqual(await records(f.home.dir))
+
+    // A home of another space refuses it, naming the snapshot.
+    const other = await newHome()
+    expect(expectOneLineError(await run(['import', f.log, '--dir', other.dir]), 1, 'WRONG_SPACE')).toContain('all.log')
+  })
+
+  it('exports a signed PAM artifact that validates under its key and imports with it', async () => {
+    const validated = ok(await run(['validate', f.pam, '--trusted-key', f.home.author]))
+    expect(validated.stdout).toMatch(/^valid: .*all\.pam: PAM artifact \(JSON\), \d+ entries, signed by trusted key /)
+    // The PAM spec accepts no artifact without a trusted key.
+    const keyless = await run(['validate', f.pam])
+    expect(keyless.code).toBe(1)
+    expect(keyless.stdout).toContain('all.pam: PAM_INVALID_SIGNATURE: phase 3 (signature): no trusted keys were given')
+
+    const fresh = await newHome()
+    const refused = expectOneLineError(await run(['import', f.pam, '--dir', fresh.dir]), 1, 'PAM_INVALID_SIGNATURE')
+    expect(refused).toContain('--trusted-key')
+    const imported = JSON.parse(ok(await run(['import', f.pam, '--dir', fresh.dir, '--trusted-key', f.home.author, '--json'])).stdout) as Json
+    expect(imported).toMatchObject({ format: 'pam', signer: f.home.author, blocked: 0 })
+    // PAM keeps content, not Cairn's ids: the same episodes and preference arrive.
+    const texts = (list: Json[]) => list.filter((record) => record.kind === 'episode').map((record) => record.details).sort()
+    expect(texts(await records(fresh.dir))).toEqual(expect.arrayContaining(texts(await records(f.home.dir))))
+    expect(await records(fresh.dir)).toContainEqual(expect.objectContaining({ kind: 'preference', key: 'drink', value: 'tea' }))
+  })
+
+  it('writes CBOR for --cbor, and pam is the default format for a .pam.cbor name', async () => {
+    const cbor = path.join(f.out, 'all.pam.cbor')
+    const exported = JSON.parse(ok(await run(['export', cbor, '--dir', f.home.dir, '--json'])).stdout) as Json
+    expect(exported).toMatchObject({ format: 'pam', encoding: 'cbor' })
+    expect((await readFile(cbor)).subarray(0, 3).toString()).toBe('PAM')
+    expect(ok(await run(['validate', cbor, '--trusted-key', f.home.author])).stdout).toContain('PAM artifact (CBOR)')
+  })
+
+  it('refuses to export over something, leaving it as it was', async () => {
+    const before = await readFile(f.pam)
+    expect(expectOneLineError(await run(['export', f.pam, '--dir', f.home.dir]), 1, 'TARGET_EXISTS')).toContain('all.pam')
+    expect(await readFile(f.pam)).toEqual(before)
+    expect(expectOneLineError(await run(['export', f.mem, '--dir', f.home.dir]), 1, 'TARGET_NOT_EMPTY')).toContain('all.mem')
+  })
+})
+
+describe('tampered bundles: validate names the file, import refuses and changes nothing', () => {
+  it('a .mem bundle with one byte changed in a data file', async () => {
+    const bad = await copyOf(f.mem)
+    await flipByte(path.join(bad, 'items/episode.jsonl'), 'peanuts')
+    const validated = await run(['validate', bad])
+    expect(validated.code).toBe(1)
+    expect(validated.stdout).toMatch(/^INVALID: .*all\.mem: .*: 1 problem\n {2}.*all\.mem\/items\/episode\.jsonl: CHECKSUM_MISMATCH: /)
+    expect(expectOneLineError(validated, 1, 'INVALID_BUNDLE')).toContain('all.mem/items/episode.jsonl')
+
+    const home = await newHome()
+    ok(await run(['remember', 'already here', '--dir', home.dir]))
+    const before = await storeState(home.dir)
+    expect(expectOneLineError(await run(['import', bad, '--dir', home.dir]), 1, 'CHECKSUM_MISMATCH')).toContain('all.mem/items/episode.jsonl)')
+    expect(await storeState(home.dir)).toEqual(before)
+  })
+
+  it('a log snapshot with one byte changed', async () => {
+    const bad = await copyOf(f.log)
+    await flipByte(path.join(bad, 'events.jsonl'), 'peanuts')
+    const validated = await run(['validate', bad, '--json'])
+    expect(validated.code).toBe(1)
+    expect(JSON.parse(validated.stdout)).toMatchObject({ valid: false, problems: [{ code: 'CHECKSUM_MISMATCH', file: path.join(bad, 'events.jsonl') }] })
+
+    // An empty replica: any event the refused import let through would show in its vector.
+    const replica = await newHome(f.home.space)
+    const before = await storeState(replica.dir)
+    expect(expectOneLineError(await run(['import', bad, '--dir', replica.dir]), 1, 'CHECKSUM_MISMATCH')).toContain('events.jsonl')
+    expect(await storeState(replica.dir)).toEqual(before)
+  })
+
+  it('a log snapshot whose checksums were redone over a changed event: the event\'s line is named', async () => {
+    const bad = await copyOf(f.log)
+    const eventsFile = path.join(bad, 'events.jsonl')
+    const text = await readFile(eventsFile, 'utf8')
+    const line = text.split('\n').findIndex((row) => row.includes('peanuts')) + 1
+    const changed = text.replace('peanuts', 'walnuts')
+    await writeFile(eventsFile, changed)
+    // Redo the manifest as a careless (or malicious) editor would: only the event's own hash can tell.
+    const { createHash } = await import('node:crypto')
+    const manifest = JSON.parse(await readFile(path.join(bad, 'manifest.json'), 'utf8')) as { files: { bytes: number; sha256: string }[] }
+    manifest.files[0] = { ...manifest.files[0], bytes: Buffer.byteLength(changed), sha256: createHash('sha256').update(changed).digest('hex') } as { bytes: number; sha256: string }
+    await writeFile(path.join(bad, 'manifest.json'), JSON.stringify(manifest))
+
+    const validated = await run(['validate', bad])
+    expect(validated.stdout).toContain(`all.log/events.jsonl:${line}: BAD_BODY: `)
+    expect(expectOneLineError(validated, 1, 'INVALID_BUNDLE')).toContain(`events.jsonl:${line}`)
+
+    const replica = await newHome(f.home.space)
+    const before = await storeState(replica.dir)
+    expect(expectOneLineError(await run(['import', bad, '--dir', replica.dir]), 1, 'BAD_BODY')).toContain(`events.jsonl:${line})`)
+    expect(await storeState(replica.dir)).toEqual(before)
+  })
+
+  it('a PAM artifact with one byte changed', async () => {
+    const bad = await copyOf(f.pam)
+    await flipByte(bad, 'peanuts')
+    const validated = await run(['validate', bad, '--trusted-key', f.home.author])
+    expect(validated.stdout).toMatch(/all\.pam: PAM_HASH_MISMATCH: phase 1 \(hashes\): .* \(at \$\.components\.episodic\[\d+\]\)/)
+    expect(expectOneLineError(validated, 1, 'INVALID_BUNDLE')).toContain('all.pam')
+
+    const home = await newHome()
+    const before = await storeState(home.dir)
+    expect(expectOneLineError(await run(['import', bad, '--trusted-key', f.home.author, '--dir', home.dir]), 1, 'PAM_HASH_MISMATCH')).toContain('all.pam')
+    expect(await storeState(home.dir)).toEqual(before)
+  })
+
+  it('exits 1 from the real executable too', async () => {
+    const bad = await copyOf(f.mem)
+    await flipByte(path.join(bad, 'items/preference.jsonl'), 'drink')
+    const result = await runProcess(['validate', bad])
+    expect(result.code).toBe(1)
+    expect(result.stdout).toContain('items/preference.jsonl: CHECKSUM_MISMATCH')
+  })
+})
+
+describe('signed bundles and --trusted-key', () => {
+  it('validate and import accept the signer\'s key and refuse another one', async () => {
+    expect(ok(await run(['validate', f.signed])).stdout).toContain('signed (signature not checked: no --trusted-key)')
+    expect(ok(await run(['validate', f.signed, '--trusted-key', f.home.author])).stdout).toContain('signed by a trusted key')
+
+    const wrong = await run(['validate', f.signed, '--trusted-key', OTHER_KEY, '--json'])
+    expect(wrong.code).toBe(1)
+    expect(JSON.parse(wrong.stdout)).toMatchObject({ valid: false, problems: [{ code: 'UNTRUSTED_KEY', file: path.join(f.signed, 'manifest.sig') }] })
+
+    const home = await newHome()
+    const before = await storeState(home.dir)
+    expect(expectOneLineError(await run(['import', f.signed, '--trusted-key', OTHER_KEY, '--dir', home.dir]), 1, 'UNTRUSTED_KEY')).toContain('manifest.sig')
+    expect(await storeState(home.dir)).toEqual(before)
+
+    // Any one of several trusted keys will do; upper-case hex is read as the same key.
+    const imported = ok(await run(['import', f.signed, '--trusted-key', OTHER_KEY, '--trusted-key', f.home.author.toUpperCase(), '--dir', home.dir]))
+    expect(imported.stdout).toContain('(5 records)')
+  })
+
+  it('an unsigned bundle is refused when a key is required', async () => {
+    const validated = await run(['validate', f.mem, '--trusted-key', f.home.author])
+    expect(validated.stdout).toContain('manifest.sig: SIGNATURE_MISSING')
+    const home = await newHome()
+    expectOneLineError(await run(['import', f.mem, '--trusted-key', f.home.author, '--dir', home.dir]), 1, 'SIGNATURE_MISSING')
+    expect(await records(home.dir)).toEqual([])
+  })
+})
+
+describe('cairn import --from', () => {
+  it('imports a mem0 export through its adapter, with its warnings, and once only', async () => {
+    const home = await newHome()
+    const imported = ok(await run(['import', MEM0_SAMPLE, '--from', 'mem0', '--dir', home.dir]))
+    expect(imported.stdout).toMatch(/^imported .*list\.json \(mem0 export\)\n {2}written {4}episode (\d+) \(\1 records\)/)
+    // A warning names the file the user gave, not a path inside it.
+    expect(imported.stdout).toMatch(/\n {4}.*samples\/mem0\/list\.json: BAD_TIME: .* \(at \$\[\d+\]\.created_at\)/)
+    const stored = await records(home.dir)
+    expect(stored.map((record) => record.details)).toContain('Prefers oat milk in coffee ☕ and no sugar')
+
+    const again = JSON.parse(ok(await run(['import', MEM0_SAMPLE, '--from', 'mem0', '--dir', home.dir, '--json'])).stdout) as Json
+    expect(again).toMatchObject({ format: 'source', source: 'mem0', imported: {}, unchanged: stored.length })
+  })
+})
+
+describe('progress on stderr', () => {
+  let big: string
+  beforeAll(async () => {
+    const memory = await Memory.open({ path: path.join(await tempDir(), 'big-home') })
+    try {
+      await memory.rememberMany(Array.from({ length: 3000 }, (_, i) => ({ kind: 'episode', details: `generated note ${i}` })))
+      big = path.join(await tempDir(), 'big.mem')
+      await memory.export(big)
+    } finally {
+      await memory.close()
+    }
+  })
+
+  it('reports each phase of a long import, ending at its total', async () => {
+    const home = await newHome()
+    const result = await run(['import', big, '--dir', home.dir], { clock: tickingClock() })
+    expect(result.code).toBe(0)
+    const lines = result.stderr.trim().split('\n')
+    expect(lines.some((line) => /^import: checking [\d.]+\/[\d.]+ (bytes|MiB) \(\d+%\)$/.test(line))).toBe(true)
+    const writing = lines.filter((line) => line.startsWith('import: writing '))
+    expect(writing.length).toBeGreaterThan(1)
+    expect(writing.at(-1)).toBe('import: writing 3000/3000 records (100%)')
+    expect(result.stdout).toContain('episode 3000 (3000 records)')
+  })
+
+  it('reports a long export, and keeps stdout to the summary', async () => {
+    const home = await newHome()
+    ok(await run(['import', big, '--dir', home.dir]))
+    const result = await run(['export', path.join(await tempDir(), 'out.mem'), '--dir', home.dir], { clock: tickingClock() })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toMatch(/^export: writing \d+\/3000 records \(\d+%\)$/m)
+    expect(result.stdout.split('\n').filter(Boolean)).toHaveLength(1)
+  })
+
+  it('prints nothing for a run that ends within the first interval', async () => {
+    const home = await newHome()
+    const result = await run(['import', big, '--dir', home.dir], { clock: frozenClock })
+    expect(result).toMatchObject({ code: 0, stderr: '' })
+  })
+})
+
+describe.concurrent('bad command lines exit 2 with one line naming the flag, before anything is read or written', () => {
+  const cases: { args: string[]; code: string; names: string }[] = [
+    { args: ['export', 'out', '--format', 'xml'], code: 'UNKNOWN_FORMAT', names: '(flag --format)' },
+    { args: ['import', 'in', '--format', 'zip'], code: 'UNKNOWN_FORMAT', names: 'formats: mem, log, pam (flag --format)' },
+    { args: ['validate', 'in', '--format', 'zip'], code: 'UNKNOWN_FORMAT', names: '(flag --format)' },
+    { args: ['export'], code: 'MISSING_ARGUMENT', names: 'needs <out>' },
+    { args: ['import'], code: 'MISSING_ARGUMENT', names: 'needs <path>' },
+    { args: ['validate'], code: 'MISSING_ARGUMENT', names: 'needs <path>' },
+    { args: ['import', 'in', '--trusted-key', 'abc'], code: 'BAD_KEY', names: '"abc" (flag --trusted-key)' },
+    { args: ['validate', 'in', '--trusted-key', OTHER_KEY, '--trusted-key', 'zz'.repeat(32)], code: 'BAD_KEY', names: '(flag --trusted-key)' },
+    { args: ['export', 'out', '--since', 'yesterday'], code: 'BAD_TIMESTAMP', names: '(flag --since)' },
+    { args: ['export', 'out', '--since', '2024-13-45T00:00:00Z'], code: 'BAD_TIMESTAMP', names: '(flag --since)' },
+    { args: ['import', 'in', '--from', 'nope'], code: 'UNKNOWN_SOURCE', names: 'sources: mem0, openmemory' },
+    { args: ['export', 'out', '--cbor'], code: 'CONFLICTING_FLAGS', names: '(flag --cbor)' },
+    { args: ['export', 'out', '--format', 'log', '--sign'], code: 'CONFLICTING_FLAGS', names: '(flag --sign)' },
+    { args: ['export', 'out.pam', '--since', '2024-06-01T00:00:00Z'], code: 'CONFLICTING_FLAGS', names: '(flag --since)' },
+    { args: ['import', 'in', '--from', 'mem0', '--trusted-key', OTHER_KEY], code: 'CONFLICTING_FLAGS', names: '(flag --trusted-key)' },
+    { args: ['import', 'in', '--from', 'mem0', '--format', 'mem'], code: 'CONFLICTING_FLAGS', names: '(flag --format)' },
+    { args: ['validate', 'in', '--dir', 'x'], code: 'UNKNOWN_FLAG', names: '(flag --dir)' },
+    { args: ['import', 'a', 'b'], code: 'UNEXPECTED_ARGUMENT', names: '"b"' },
+  ]
+  for (const { args, code, names } of cases) {
+    it(`refuses \`cairn ${args.join(' ')}\` with ${code}`, async () => {
+      const cwd = await tempDir()
+      expect(expectOneLineError(await run(args, { cwd }), 2, code)).toContain(names)
+      for (const name of ['.cairn', 'out', 'out.pam']) expect(existsSync(path.join(cwd, name))).toBe(false)
+    })
+  }
+
+  it('refuses a log snapshot with --trusted-key, naming the flag', async () => {
+    expectOneLineError(await run(['validate', f.log, '--trusted-key', f.home.author]), 2, 'CONFLICTING_FLAGS')
+    const replica = await newHome(f.home.space)
+    expect(expectOneLineError(await run(['import', f.log, '--trusted-key', f.home.author, '--dir', replica.dir]), 2, 'CONFLICTING_FLAGS')).toContain('(flag --trusted-key)')
+  })
+
+  it('names a missing input file with exit 1', async () => {
+    const cwd = await tempDir()
+    expect(expectOneLineError(await run(['validate', 'nothing.mem'], { cwd }), 1, 'NOT_FOUND')).toContain('(nothing.mem)')
+    expect(expectOneLineError(await run(['import', 'nothing.json', '--from', 'mem0'], { cwd }), 1, 'NOT_FOUND')).toContain('(nothing.json)')
+  })
+
+  it('lists the commands in `cairn --help` and the repeatable flag in `cairn import --help`', async () => {
+    const overview = ok(await run(['--help']))
+    for (const name of ['export', 'import', 'validate']) expect(overview.stdout).toMatch(new RegExp(`^  ${name} `, 'm'))
+    const help = ok(await run(['import', '--help']))
+    expect(help.stdout).toMatch(/^usage: cairn import <path> /)
+    expect(help.stdout).toMatch(/--trusted-key HEX +.*\(repeatable\)/)
+    expect(help.stdout).toContain('mem0')
+  })
+})
