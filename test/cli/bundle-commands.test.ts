@@ -16,6 +16,7 @@ import { runCli as runInProcess } from '../../src/cli/index.js'
 import { Memory, openHome, type Clock, type VersionVector } from '../../src/index.js'
 import { tempDir } from '../helpers/cli-home.js'
 import { repoRoot, runCli as runProcess, type ProcessResult } from '../helpers/run-cli.js'
+import { expectOneLineError } from '../helpers/cli-expect.js'
 
 type Json = Record<string, unknown>
 interface HomeInfo { dir: string; space: string; author: string }
@@ -50,16 +51,6 @@ function ok(result: ProcessResult): ProcessResult {
   if (result.code !== 0) throw new Error(`expected exit 0, got ${result.code}: ${result.stderr}`)
   expect(result.stderr).toBe('')
   return result
-}
-
-/** Exactly one stderr line, `cairn: CODE: …`, and no stack trace. */
-function expectOneLineError(result: ProcessResult, exitCode: number, code: string): string {
-  expect(result.code).toBe(exitCode)
-  const lines = result.stderr.split('\n').filter((line) => line.length > 0)
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(new RegExp(`^cairn: ${code}: `))
-  expect(result.stderr).not.toMatch(/\n\s+at /)
-  return lines[0] as string
 }
 
 async function newHome(space?: string): Promise<HomeInfo> {

@@ -10,6 +10,7 @@ import { shortId } from '../../src/index.js'
 import { LevelLogStorage } from '../../src/log/level-storage.js'
 import { appendEvents, tamperStoredEvent, tempDir } from '../helpers/cli-home.js'
 import { runCli, runScript, type ProcessResult } from '../helpers/run-cli.js'
+import { expectOneLineError } from '../helpers/cli-expect.js'
 
 interface Config { space: string; author: string }
 
@@ -34,16 +35,6 @@ async function initializedHome(count = 0): Promise<{ dir: string; config: Config
   const result = await runCli(['init', '--dir', dir])
   expect(result.code).toBe(0)
   return { dir, config: await readConfig(dir), ids: count > 0 ? await appendEvents(dir, count) : [] }
-}
-
-/** Exactly one stderr line, `cairn: CODE: …`, and no stack trace. */
-function expectOneLineError(result: ProcessResult, exitCode: number, code: string): string {
-  expect(result.code).toBe(exitCode)
-  const lines = result.stderr.split('\n').filter((line) => line.length > 0)
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(new RegExp(`^cairn: ${code}: `))
-  expect(result.stderr).not.toMatch(/\n\s+at /)
-  return lines[0] as string
 }
 
 describe('cairn init', () => {

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers/cli-home.js'
 import { freePort, runCliInProcess as run, startCli, type RunningCli } from '../helpers/cli-process.js'
 import { runCli, type ProcessResult } from '../helpers/run-cli.js'
+import { expectOneLineError } from '../helpers/cli-expect.js'
 
 interface HomeInfo { dir: string; space: string; author: string }
 interface RecordJson { id: string; kind: string; [field: string]: unknown }
@@ -23,16 +24,6 @@ const RELAY_LINE = /^listening on (ws:\/\/127\.0\.0\.1:(\d+)) \(relay key ([0-9a
 function ok(result: ProcessResult): ProcessResult {
   if (result.code !== 0) throw new Error(`expected exit 0, got ${result.code}: ${result.stderr}`)
   return result
-}
-
-/** Exactly one stderr line, `cairn: CODE: …`, and no stack trace. */
-function expectOneLineError(result: ProcessResult, exitCode: number, code: string): string {
-  expect(result.code).toBe(exitCode)
-  const lines = result.stderr.split('\n').filter((line) => line.length > 0)
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(new RegExp(`^cairn: ${code}: `))
-  expect(result.stderr).not.toMatch(/\n\s+at /)
-  return lines[0] as string
 }
 
 async function newOwner(): Promise<HomeInfo> {

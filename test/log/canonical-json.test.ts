@@ -3,21 +3,12 @@ import { readFileSync } from 'node:fs'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson, compareCodePoints, parseJson, type JsonValue } from '../../src/log/canonical-json.js'
-import { CairnError } from '../../src/errors.js'
 import { conformancePath } from '../helpers/conformance.js'
+import { codeOf } from '../helpers/error-code.js'
 
 interface Vector { name: string; input: JsonValue; canonical: string; sha256: string }
 
 const vectorFile = parseJson(readFileSync(conformancePath('vectors', 'canonical-json.json'), 'utf8')) as unknown as { vectors: Vector[] }
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run()
-  } catch (error) {
-    return error instanceof CairnError ? error.code : `not a CairnError: ${String(error)}`
-  }
-  return undefined
-}
 
 describe('canonical JSON golden vectors', () => {
   it('has all 26 vectors', () => {

@@ -1,21 +1,13 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { decodeCbor, encodeCbor } from '../../../src/bundle/pam/index.js'
-import { CairnError, InputError } from '../../../src/errors.js'
+import { InputError } from '../../../src/errors.js'
 import { canonicalJson, type JsonValue } from '../../../src/log/index.js'
 import { jsonValue } from './pam-arbitraries.js'
+import { codeOf } from '../../helpers/error-code.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 const bytes = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'hex'))
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run()
-  } catch (error) {
-    return error instanceof CairnError ? error.code : `not a CairnError: ${String(error)}`
-  }
-  return undefined
-}
 
 // RFC 8949 Appendix A, copied by hand: the encodings a JSON value can have. Its integral floats
 // (1.0, 100000.0, 65504.0) are integers in JSON, so nearby fractions stand in, encoded by hand.

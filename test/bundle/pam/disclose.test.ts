@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { PAM_COMPONENTS, checkDisclosure, disclose, readPamArtifact, verifyPam, type PamArtifact, type PamEntry } from '../../../src/bundle/pam/index.js'
-import { CairnError } from '../../../src/errors.js'
 import { NOW_MS, OPERATOR, STRANGER, pamArtifact } from './pam-arbitraries.js'
+import { codeOf } from '../../helpers/error-code.js'
 
 function idsOf(artifact: PamArtifact): string[] {
   return PAM_COMPONENTS.flatMap((component) => artifact.components[component].map((entry) => entry.id))
@@ -19,15 +19,6 @@ function withAncestors(entries: readonly PamEntry[], chosen: readonly string[]):
   }
   chosen.forEach(visit)
   return out
-}
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run()
-  } catch (error) {
-    return error instanceof CairnError ? error.code : `not a CairnError: ${String(error)}`
-  }
-  return undefined
 }
 
 describe('disclose', () => {

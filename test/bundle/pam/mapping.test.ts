@@ -4,25 +4,16 @@ import {
   PAM_COMPONENTS, createPamEntry, decodePamCbor, encodePamCbor, pamFromRecords, readPamArtifact, recordsFromPam, signPam, verifyPam,
   type PamArtifact, type PamEntry, type PamRecord,
 } from '../../../src/bundle/pam/index.js'
-import { CairnError } from '../../../src/errors.js'
 import { canonicalJson } from '../../../src/log/index.js'
 import { recordIdFor } from '../../../src/projection/index.js'
 import { NOW_MS, OPERATOR, SOURCE_AGENT, cairnRecords, pamArtifact } from './pam-arbitraries.js'
+import { codeOf } from '../../helpers/error-code.js'
 
 const key = (record: PamRecord): string => `${record.kind} ${record.id}`
 const byKey = (records: readonly PamRecord[]): Map<string, string> => new Map(records.map((record) => [key(record), canonicalJson(record)]))
 
 function idsOf(artifact: PamArtifact): Set<string> {
   return new Set(PAM_COMPONENTS.flatMap((component) => artifact.components[component].map((entry) => entry.id)))
-}
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run()
-  } catch (error) {
-    return error instanceof CairnError ? error.code : `not a CairnError: ${String(error)}`
-  }
-  return undefined
 }
 
 describe('records → PAM → records', () => {

@@ -10,15 +10,7 @@ import {
 import { CairnError } from '../../../src/errors.js'
 import { Identity } from '../../../src/log/index.js'
 import { NOW_MS, OPERATOR, SOURCE_AGENT, pamArtifact } from './pam-arbitraries.js'
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run()
-  } catch (error) {
-    return error instanceof CairnError ? error.code : `not a CairnError: ${String(error)}`
-  }
-  return undefined
-}
+import { codeOf } from '../../helpers/error-code.js'
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text)
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
