@@ -7,6 +7,8 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   log: () => import('./log.bench.js'),
   'text-index': () => import('./text-index.bench.js'),
   memory: () => import('./memory.bench.js'),
+  sync: () => import('./sync.bench.js'),
+  bundle: () => import('./bundle.bench.js'),
 }
 
 const requested = process.argv.slice(2).filter((arg) => arg !== '--')
