@@ -2,13 +2,16 @@
  * Imports another system's export (mem0, ChatGPT, Claude, Letta…) through its adapter: the
  * adapter maps the source to complete Portable Memory records, and they merge like a bundle's
  * (merge-records.ts). Re-importing the same export writes nothing: adapters give stable ids,
- * and the import's own `ingestionTime` is left out of the comparison.
+ * the import's own `ingestionTime` is left out of the comparison, and so is any time the
+ * adapter could only fill with "now" (a source time missing or unreadable): a record already
+ * held keeps the time its first import gave it.
  */
 import type { Memory } from '../memory/index.js'
-import type { RecordKind } from '../projection/index.js'
+import { formatTimestamp, type RecordKind } from '../projection/index.js'
 import { importSource, type AdapterWarning, type SourceName } from './adapters/index.js'
 import type { JsonObject } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
+import { recordIdOf } from './portable-records.js'
 
 export interface SourceImportOptions {
   /** The source; detected from the file names and contents when absent. */
@@ -25,12 +28,22 @@ export interface SourceImportReport extends MergeReport {
 
 /** @throws InputError / LimitError from reading and mapping the source, naming the file and line; nothing is written then */
 export async function importFromSource(memory: Memory, path: string, options: SourceImportOptions = {}): Promise<SourceImportReport> {
+  const nowMs = Date.now()
   const result = await importSource(path, {
+    nowMs,
     ...(options.from !== undefined ? { from: options.from } : {}),
     ...(options.source !== undefined ? { source: options.source } : {}),
   })
+  const now = formatTimestamp(nowMs)
   const records: Partial<Record<RecordKind, JsonObject[]>> = {}
-  for (const record of result.records) (records[record.kind] ??= []).push(record.fields as JsonObject)
+  const held = new Set((await memory.lookup(result.records.map((record) => recordIdOf(record.kind, record.fields as JsonObject))))
+    .map((found, i) => (found.view ? i : -1)).filter((i) => i >= 0))
+  result.records.forEach((record, i) => {
+    const fields = record.fields as JsonObject
+    // For a record already held, a time that is only "now" would rewrite it on every import.
+    const kept = held.has(i) ? Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== now)) : fields
+    ;(records[record.kind] ??= []).push(kept)
+  })
   const merged = await mergeRecords(memory, records, { ignore: ['ingestionTime'], ...(options.onProgress ? { onProgress: options.onProgress } : {}) })
   return { ...merged, source: result.source, warnings: result.warnings }
 }

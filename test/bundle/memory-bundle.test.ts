@@ -6,7 +6,7 @@
  */
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { validateMemBundle } from '../../src/bundle/mem/index.js'
 import { verifyLogSnapshot } from '../../src/bundle/log-snapshot.js'
 import { CairnError } from '../../src/errors.js'
@@ -288,6 +288,26 @@ describe('adapters through import({ from })', () => {
     const again = await memory.import(sample, { from: 'mem0' })
     expect(memory.versionVector()).toEqual(before)
     expect(again.format === 'source' && again.imported).toEqual({})
+  })
+
+  it('mem0: an hour later, a record whose source time is unreadable keeps the time of its first import', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(Date.UTC(2026, 5, 1, 12))
+      const memory = await open()
+      const sample = path.join(import.meta.dirname, 'adapters', 'samples', 'mem0', 'list.json')
+      await memory.import(sample, { from: 'mem0' })
+      const first = await memory.get('c0ffee00-1111-2222-3333-444455556666')
+      expect(first?.eventTime).toBe('2026-06-01T12:00:00Z')
+      const before = memory.versionVector()
+      vi.setSystemTime(Date.UTC(2026, 5, 1, 13))
+      const again = await memory.import(sample, { from: 'mem0' })
+      expect(again.format === 'source' && { imported: again.imported, unchanged: again.unchanged }).toEqual({ imported: {}, unchanged: 4 })
+      expect(memory.versionVector()).toEqual(before)
+      expect((await memory.get('c0ffee00-1111-2222-3333-444455556666'))?.eventTime).toBe('2026-06-01T12:00:00Z')
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('a malformed source is refused naming the file, and nothing is written', async () => {
