@@ -400,6 +400,15 @@ export class Memory {
     return this.engine.log.envelopesSince(since)
   }
 
+  /**
+   * Resolves once the projection has caught up with every event in the log. Sync acknowledges
+   * events once they are durable and applies them to the records just after; reads wait anyway,
+   * so this is for callers that want to know when that work is done (monitoring, benchmarks).
+   */
+  async settled(): Promise<void> {
+    await this.core.settled()
+  }
+
   /** Verifies and applies events from another replica; returns what the log did. */
   async ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
     await this.core.settled()

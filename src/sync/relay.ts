@@ -18,7 +18,7 @@ import { CLOCK_SKEW_MS, verifyToken } from '../auth/index.js'
 import { AuthError, CairnError, InputError, ProtocolError } from '../errors.js'
 import {
   bytesToHex, Identity, LogStore, readIdentityFile, SystemClock, writeIdentityFile,
-  type Clock, type CryptoProvider, type EventId,
+  type Clock, type CryptoProvider, type EventId, type VersionVector,
 } from '../log/index.js'
 import { Listeners } from '../log/listeners.js'
 import { Memory } from '../memory/index.js'
@@ -26,7 +26,7 @@ import { checkProof, newNonce, proveKey } from './handshake.js'
 import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message } from './messages.js'
 import { RelayEndpoint, type PeerAccess } from './relay-endpoint.js'
 import { SyncSession, wireMessage } from './sync-session.js'
-import { CLOSE_POLICY, CLOSE_PROTOCOL, WebSocketTransport, type Transport } from './transport.js'
+import { CLOSE_POLICY, CLOSE_PROTOCOL, CountingTransport, WebSocketTransport, type TrafficCounter, type Transport } from './transport.js'
 
 export const HANDSHAKE_TIMEOUT_MS = 10_000
 
@@ -48,6 +48,27 @@ export interface PeerInfo {
   readonly token?: string
 }
 
+/** A space the relay has open: what it holds and who is syncing it. */
+export interface RelaySpaceStats {
+  readonly space: string
+  /** The highest seq held per author. */
+  readonly versionVector: VersionVector
+  /** Events held (the sum of the vector). */
+  readonly events: number
+  /** Peers in a session on this space now. */
+  readonly peers: number
+}
+
+/** What a running relay serves, for monitoring (`cairn serve`) and benchmarks. */
+export interface RelayStats {
+  readonly peers: number
+  /** Bytes of frames received from and sent to peers since the relay started, handshakes included. */
+  readonly bytesIn: number
+  readonly bytesOut: number
+  /** Spaces opened since the relay started (by a peer's hello), in the order they were opened. */
+  readonly spaces: readonly RelaySpaceStats[]
+}
+
 export interface RelayEvents {
   'peer-open': PeerInfo
   'peer-close': PeerInfo & { readonly error?: CairnError }
@@ -66,6 +87,9 @@ export class Relay {
   private readonly peers = new Set<Peer>()
   private readonly watching = new Set<string>()
   private readonly listeners = new Listeners<RelayEvents>()
+  /** Spaces whose Memory has opened, by id, for `stats` (which must not wait). */
+  private readonly opened = new Map<string, Memory>()
+  private readonly traffic: TrafficCounter = { bytesIn: 0, bytesOut: 0 }
   private stopping = false
 
   private constructor(
@@ -74,7 +98,7 @@ export class Relay {
     readonly identity: Identity,
     private readonly clock: Clock,
   ) {
-    server.on('connection', (socket) => this.accept(new WebSocketTransport(socket)))
+    server.on('connection', (socket) => this.accept(new CountingTransport(new WebSocketTransport(socket), this.traffic)))
   }
 
   /** Starts a relay listening on `port` (0: any free port) and `host` (default 127.0.0.1). */
@@ -126,6 +150,25 @@ export class Relay {
     return this.peers.size
   }
 
+  /** Peers, traffic and, for every space opened so far, what it holds. */
+  stats(): RelayStats {
+    const spaces = [...this.opened].map(([space, memory]): RelaySpaceStats => {
+      const versionVector = memory.versionVector()
+      let peers = 0
+      for (const peer of this.peers) if (peer.space === space) peers++
+      return { space, versionVector, events: Object.values(versionVector).reduce((sum, seq) => sum + seq, 0), peers }
+    })
+    return { peers: this.peers.size, bytesIn: this.traffic.bytesIn, bytesOut: this.traffic.bytesOut, spaces }
+  }
+
+  /**
+   * Resolves once the relay's projection of every open space has caught up with its log (events
+   * are acknowledged when durable; the records and deletions they carry are applied after).
+   */
+  async settled(): Promise<void> {
+    for (const memory of this.opened.values()) await memory.settled()
+  }
+
   /** Closes every session, stops listening and flushes the stores to disk. */
   async stop(): Promise<void> {
     if (this.stopping) return
@@ -144,7 +187,7 @@ export class Relay {
     if (!memory) {
       // A relay evaluates scopes and applies deletions; it serves no searches or as-of reads.
       memory = Memory.attach(this.store, space, this.identity, { fullText: false, asOf: false })
-      memory.catch(() => this.spaces.delete(space))
+      memory.then((opened) => this.opened.set(space, opened), () => this.spaces.delete(space))
       this.spaces.set(space, memory)
     }
     return memory

@@ -64,3 +64,42 @@ export class WebSocketTransport implements Transport {
     if (this.socket.readyState === 0 || this.socket.readyState === 1) this.socket.close(code, reason.slice(0, 120))
   }
 }
+
+/** Running totals of the bytes a set of transports received and sent. */
+export interface TrafficCounter {
+  bytesIn: number
+  bytesOut: number
+}
+
+/** A transport that adds the size of every frame it receives or sends to `counter`. */
+export class CountingTransport implements Transport {
+  constructor(private readonly inner: Transport, private readonly counter: TrafficCounter) {}
+
+  get bufferedAmount(): number {
+    return this.inner.bufferedAmount
+  }
+
+  get isOpen(): boolean {
+    return this.inner.isOpen
+  }
+
+  send(data: Uint8Array): Promise<void> {
+    this.counter.bytesOut += data.byteLength
+    return this.inner.send(data)
+  }
+
+  onMessage(listener: (data: Uint8Array) => void): void {
+    this.inner.onMessage((data) => {
+      this.counter.bytesIn += data.byteLength
+      listener(data)
+    })
+  }
+
+  onClose(listener: (code: number, reason: string) => void): void {
+    this.inner.onClose(listener)
+  }
+
+  close(code?: number, reason?: string): void {
+    this.inner.close(code, reason)
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Relay.stats and Relay.settled: what a running relay reports about its spaces, peers and
+ * traffic, checked against what the replicas themselves hold.
+ */
+import { afterEach, expect, it } from 'vitest'
+import { Teardown, eventCount, openOwner, startRelay, startSync, waitFor } from '../helpers/sync-fixtures.js'
+
+const teardown = new Teardown()
+afterEach(() => teardown.run())
+
+it('reports each open space with its vector and peers, and the bytes both ways', async () => {
+  const relay = await startRelay(teardown)
+  expect(relay.stats()).toEqual({ peers: 0, bytesIn: 0, bytesOut: 0, spaces: [] })
+  const owner = await openOwner(teardown)
+  const other = await openOwner(teardown)
+  await owner.rememberMany([{ kind: 'episode', summary: 'one' }, { kind: 'episode', summary: 'two' }])
+  await other.remember({ kind: 'episode', summary: 'elsewhere' })
+
+  const live = await startSync(teardown, owner, relay.url, { live: true })
+  await live.synced()
+  const once = await startSync(teardown, other, relay.url)
+  await once.synced()
+  await once.close()
+  await waitFor(() => relay.stats().peers === 1, 'the one-shot session to end')
+  await relay.settled()
+
+  const stats = relay.stats()
+  expect(stats.spaces.map(({ space, versionVector, events, peers }) => ({ space, versionVector, events, peers }))).toEqual([
+    { space: owner.space, versionVector: owner.versionVector(), events: eventCount(owner.versionVector()), peers: 1 },
+    { space: other.space, versionVector: other.versionVector(), events: eventCount(other.versionVector()), peers: 0 },
+  ])
+  expect(stats.peers).toBe(1)
+  // The events' bytes alone (headers and bodies) arrived; acks, handshakes and caught-up frames went out.
+  const uploaded = (await owner.events()).concat(await other.events()).reduce((sum, event) => sum + event.header.length + (event.body?.length ?? 0), 0)
+  expect(stats.bytesIn).toBeGreaterThan(uploaded)
+  expect(stats.bytesOut).toBeGreaterThan(0)
+
+  // A new write on the live session moves the relay's vector and its byte count.
+  await owner.remember({ kind: 'episode', summary: 'three' })
+  await waitFor(() => relay.stats().spaces[0]?.events === eventCount(owner.versionVector()), 'the relay to hold the new event')
+  expect(relay.stats().bytesIn).toBeGreaterThan(stats.bytesIn)
+})
