@@ -207,6 +207,7 @@ describe('cairn serve stopping and restarting', () => {
     const stopped = await first.process.stop('SIGTERM')
     expect(stopped.code).toBe(0)
     expect(stopped.stderr).toMatch(/SIGTERM: stopping: closing \d+ sessions?, flushing the store/)
+    expect(stopped.stderr).toMatch(/served 1 space; \d+\.\d+ MB in, \d+\.\d+ MB out/)
     expect(stopped.stderr).toContain(`stopped; store flushed to ${dir}`)
 
     const second = await startRelay(dir)

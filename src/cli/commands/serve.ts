@@ -34,6 +34,10 @@ function listenError(error: unknown, host: string, port: number): unknown {
   return error
 }
 
+function megabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(bytes < 1e5 ? 3 : 1)} MB`
+}
+
 function clockTime(): string {
   return new Date().toISOString().slice(11, 19)
 }
@@ -64,7 +68,7 @@ what a capability token allows for anyone else. Prints one line on stdout,
   listening on ws://HOST:PORT (relay key HEX)
 (with --json: {"key": hex, "url": "ws://…"}), then logs each peer session that opens or
 closes to stderr with the number connected. Runs until SIGINT (Ctrl-C) or SIGTERM, then closes every session,
-flushes the store and exits 0. --port 0 listens on any free port (the line says which). The
+flushes the store, prints the spaces served and the bytes moved, and exits 0. --port 0 listens on any free port (the line says which). The
 relay's key is kept in <D>/relay-identity.json and its store in <D>/store/. Exits 1 with
 PORT_IN_USE when the port is taken, STORE_LOCKED when another relay runs on <D>.`,
   flags: {
@@ -93,8 +97,9 @@ PORT_IN_USE when the port is taken, STORE_LOCKED when another relay runs on <D>.
         ? `${canonicalJson({ url: relay.url, key })}\n`
         : `listening on ${relay.url} (relay key ${key})\n`)
       const signal = await stop.stopped
-      const peers = relay.peerCount
+      const { peers, spaces, bytesIn, bytesOut } = relay.stats()
       await context.stderr.write(`${clockTime()} ${signal === 'abort' ? 'stopping' : `${signal}: stopping`}: closing ${peers} session${peers === 1 ? '' : 's'}, flushing the store\n`)
+      await context.stderr.write(`${clockTime()} served ${spaces.length} space${spaces.length === 1 ? '' : 's'}; ${megabytes(bytesIn)} in, ${megabytes(bytesOut)} out\n`)
     } finally {
       stopLogging()
       stop.dispose()
