@@ -8,8 +8,9 @@
  *   map             last-writer-wins per key
  *   text            Automerge document (collaborative-text.ts)
  *
- * Delete wins forever: once a record holds a delete tombstone, no operation changes it again (a
- * redact tombstone keeps the skeleton; a delete still overrides it). Operations on such a record
+ * Delete wins forever: once a record holds a delete tombstone, no operation but another tombstone
+ * touches it again, and between tombstones a fixed order decides (`tombstoneBeats`; a redact
+ * tombstone keeps the skeleton, a delete overrides it). Operations on such a record
  * are reported as `ignored`, so the caller can erase the bodies that carried them.
  *
  * Every function is pure and the result depends only on the set of operations, not their order,
@@ -133,9 +134,21 @@ function setField(draft: Draft, field: string, value: JsonValue | undefined, con
   }
 }
 
+/**
+ * Which of two tombstones a record keeps: a delete beats a redaction; a direct delete beats one
+ * derived from a parent's (a replica that saw the direct one first never derives another); then
+ * the earlier stamp. A total order, so every replica keeps the same one whatever the arrival order.
+ */
+function tombstoneBeats(a: { op: string; derived: boolean; stamp: Stamp }, b: { op: string; derived: boolean; stamp: Stamp }): boolean {
+  if (a.op !== b.op) return a.op === 'delete'
+  if (a.derived !== b.derived) return !a.derived
+  return compareStamps(a.stamp, b.stamp) < 0
+}
+
 /** Applies one operation carried by an event. */
 export function applyRecordOperation(current: RecordState, operation: RecordOperation, context: OperationContext): OperationResult {
-  if (current.tombstone?.op === 'delete') return { state: current, ignored: true }
+  // A tombstone blocks every other operation; further tombstones still compete (below), so that
+  // which one a record keeps does not depend on the order they arrived in.
   if (current.tombstone && operation.type !== 'tombstone') return { state: current, ignored: true }
   const state: { -readonly [K in keyof RecordState]: RecordState[K] } = { ...current }
   const { stamp } = context
@@ -181,9 +194,8 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       break
     case 'tombstone': {
       const existing = state.tombstone
-      // delete beats redact; between two of one kind the earlier stamp is kept, so all replicas agree.
-      const stronger = !existing || (operation.op === 'delete' && existing.op === 'redact') ||
-        (operation.op === existing.op && compareStamps(stamp, existing.stamp) < 0)
+      const incoming = { op: operation.op, derived: operation.derivedFrom !== undefined, stamp }
+      const stronger = !existing || tombstoneBeats(incoming, { op: existing.op, derived: existing.derivedFrom !== undefined, stamp: existing.stamp })
       if (stronger) {
         state.tombstone = {
           op: operation.op, record: operation.record, stamp,

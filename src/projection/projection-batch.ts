@@ -309,8 +309,11 @@ export class ProjectionBatch {
       if (previousText !== nextText) textChanges.push({ id, ...(previousText !== undefined ? { previous: previousText } : {}), ...(nextText !== undefined ? { next: nextText } : {}) })
       if (bytes && !same) this.writes.push({ type: 'put', key: this.keys.view(id), value: bytes })
       else if (!bytes && start) this.writes.push({ type: 'del', key: this.keys.view(id) })
-      if (state.tombstone && !state.tombstone.derivedFrom && state.tombstone.record.targetID === id && state.tombstone !== before?.tombstone) {
-        this.writes.push({ type: 'put', key: this.keys.tombstone(id), value: encodeJson(state.tombstone.record) })
+      // A record's own tombstone is stored under its id (one derived from a parent's is not).
+      const ownTombstone = (tombstone: Tombstone | undefined): tombstone is Tombstone => tombstone !== undefined && !tombstone.derivedFrom && tombstone.record.targetID === id
+      if (state.tombstone !== before?.tombstone) {
+        if (ownTombstone(state.tombstone)) this.writes.push({ type: 'put', key: this.keys.tombstone(id), value: encodeJson(state.tombstone.record) })
+        else if (ownTombstone(before?.tombstone)) this.writes.push({ type: 'del', key: this.keys.tombstone(id) })
       }
       const deletedNow = isDeleted(state) && !isDeleted(before)
       const action: ChangeAction | undefined = deletedNow ? (start ? 'deleted' : undefined)

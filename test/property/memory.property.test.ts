@@ -94,6 +94,34 @@ describe('memory merge properties', () => {
     }), { numRuns: 25 })
   })
 
+  it('concurrent deletions and redactions: every replica keeps the same tombstones, whatever it saw first', async () => {
+    const tombstoneOp = fc.record({ replica: fc.nat(), target: fc.constantFrom('ep_a', 'fact_a'), redact: fc.boolean(), tick: fc.nat(3) })
+    await fc.assert(fc.asyncProperty(fc.integer({ min: 2, max: 4 }), fc.array(tombstoneOp, { minLength: 2, maxLength: 6 }), async (count, ops) => {
+      const { memories, clock } = await openReplicas(count)
+      const owner = memories[0] as Memory
+      await owner.remember({ kind: 'episode', id: 'ep_a', summary: 'about tea', tags: ['x'] })
+      await owner.remember({ kind: 'fact', id: 'fact_a', episodeID: 'ep_a', subject: 'user', predicate: 'likes', object: 'tea' })
+      for (const replica of memories.slice(1)) await deliver(owner, replica)
+      // Each replica tombstones on its own (no exchange), so every one applies its own first.
+      for (const op of ops) {
+        clock.advance(op.tick)
+        const memory = memories[op.replica % count] as Memory
+        try {
+          if (op.redact) await memory.redact(op.target)
+          else await memory.forget(op.target)
+        } catch (error) {
+          if (!(error instanceof CairnError) || !EXPECTED.has(error.code)) throw error
+        }
+      }
+      await exchangeAll(memories)
+      const tombstones = await Promise.all(memories.map(async (memory) => JSON.stringify(await memory.tombstones())))
+      expect(new Set(tombstones).size).toBe(1)
+      const digests = await Promise.all(memories.map((memory) => memory.digest()))
+      expect(new Set(digests).size).toBe(1)
+      await closeAll(memories)
+    }), { numRuns: 40 })
+  })
+
   it('the incremental projection equals a rebuild from the log, byte for byte', async () => {
     await fc.assert(fc.asyncProperty(steps, fc.nat(), async (history, seed) => {
       const random = new SeededRandom(seed)
