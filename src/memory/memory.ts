@@ -414,6 +414,7 @@ export class Memory {
     await this.core.settled()
     const result = await this.engine.log.ingest(events)
     await this.core.projection.catchUp(result.applied)
+    await this.core.projection.bodiesFilled(result.filled)
     return result
   }
 
@@ -423,7 +424,9 @@ export class Memory {
    */
   async ingestDeferred(events: readonly EventEnvelope[]): Promise<IngestResult> {
     const result = await this.engine.log.ingest(events)
-    if (result.applied.length > 0) this.core.track(this.core.projection.catchUp(result.applied))
+    if (result.applied.length > 0 || result.filled.length > 0) {
+      this.core.track(this.core.projection.catchUp(result.applied).then(() => this.core.projection.bodiesFilled(result.filled)))
+    }
     return result
   }
 

@@ -6,12 +6,13 @@
  * applied on open). Projections never write events; when a deletion reaches a record, they ask
  * the log to erase the bodies that carried its content, and remember the request until done.
  */
-import type { LogEvent, SpaceLog } from '../log/index.js'
+import type { EventId, LogEvent, SpaceLog } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
-import { decodeMeta, encodeMeta, type ProjectionMeta } from './projection-codec.js'
+import { decodeMeta, decodeState, encodeMeta, type ProjectionMeta } from './projection-codec.js'
+import { decodeForeignLines, decodeMemoryOperation } from './operations.js'
 import { projectionKeys, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache } from './record-cache.js'
 import { TextIndex } from './text-index.js'
@@ -83,6 +84,39 @@ export class Projection {
       if (this.meta.erasing.length > 0) await this.finishErasure()
       return changes
     })
+  }
+
+  /**
+   * Bodies that arrived after their headers were applied (a header-only copy filled in by a peer
+   * that had the body). Content for a deleted or redacted record is erased at once, as it would
+   * have been had it come first. Anything else must take its place in the causal order of its
+   * record, so the projection is rebuilt (rare: only direct exchanges and snapshot imports fill
+   * bodies; relays never send a body they first sent without).
+   * @returns whether a rebuild ran
+   */
+  async bodiesFilled(ids: readonly EventId[]): Promise<boolean> {
+    if (ids.length === 0) return false
+    const needsRebuild = await this.mutex.run(async () => {
+      const erase: EventId[] = []
+      let rebuild = false
+      for (const id of ids) {
+        const event = await this.log.get(id)
+        const decoded = event?.body ? decodeMemoryOperation(event.body) : undefined
+        if (!event || event.local > this.meta.cursor) continue // not applied yet: catch-up sees the body
+        if (!decoded) {
+          rebuild ||= event.body !== undefined && decodeForeignLines(event.body) !== undefined
+          continue
+        }
+        const bytes = await this.storage.get(this.keys.state(decoded.id))
+        const tombstoned = bytes !== undefined && decodeState(bytes, this.keys.state(decoded.id)).tombstone !== undefined
+        if (tombstoned && decoded.operation.type !== 'tombstone') erase.push(id)
+        else rebuild = true
+      }
+      if (erase.length > 0) await this.log.erase(erase)
+      return rebuild
+    })
+    if (needsRebuild) await this.rebuild()
+    return needsRebuild
   }
 
   /** Drops the whole projection and applies the log again from its first event. */
