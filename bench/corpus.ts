@@ -7,6 +7,7 @@
 
 export const VOCABULARY_SIZE = 4_000
 
+/** A seeded PRNG (mulberry32) returning floats in [0, 1): every benchmark workload draws from it. */
 export function seeded(seed: number): () => number {
   let state = seed >>> 0
   return () => {

@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { seeded } from '../corpus.js'
 
 /** The shape of one run. See `bench/peers/README.md` for why the defaults are what they are. */
 export interface MergeWorkload {
@@ -112,17 +113,6 @@ const WORDS = (
   'green deploy friday rollback weekend garden tomatoes water twice weekly doctor appointment'
 ).split(' ')
 
-/** A seeded PRNG (mulberry32) returning floats in [0, 1). Small, fast, and enough for a load. */
-export function createRandom(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Derives independent streams (initial state, replica a, replica b) from one seed. */
 function streamSeed(seed: number, stream: number): number {
@@ -191,7 +181,7 @@ function randomValue(field: string, random: () => number): FieldValue {
 /** The records every replica starts from (created on A, synced to B before any timing). */
 export function generateInitialRecords(workload: MergeWorkload): RecordsSnapshot {
   checkWorkload(workload)
-  const random = createRandom(streamSeed(workload.seed, 0))
+  const random = seeded(streamSeed(workload.seed, 0))
   const names = fieldNames(workload)
   const records: RecordsSnapshot = {}
   for (let index = 0; index < workload.records; index++) {
@@ -210,7 +200,7 @@ export function generateInitialRecords(workload: MergeWorkload): RecordsSnapshot
  */
 export function generateWrites(workload: MergeWorkload, replica: Replica): Write[] {
   const current = generateInitialRecords(workload)
-  const random = createRandom(streamSeed(workload.seed, replica === 'a' ? 1 : 2))
+  const random = seeded(streamSeed(workload.seed, replica === 'a' ? 1 : 2))
   const names = fieldNames(workload)
   const writes: Write[] = new Array(workload.writesPerReplica)
   for (let i = 0; i < workload.writesPerReplica; i++) {

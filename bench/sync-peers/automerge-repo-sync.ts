@@ -26,8 +26,8 @@ import {
   type MemoryDoc,
 } from './automerge-repo-peer.js'
 import { RelayProcess } from './relay-process.js'
-import { directoryBytes, installedVersion, makeTempRoot, PhaseClock, removeTempRoot, waitFor } from './sync-harness.js'
-import { prepareColdSync, runFanout, runLive, wireBytesBetween, type LivePair } from './sync-phases.js'
+import { installedVersion, makeTempRoot, PhaseClock, removeTempRoot, waitFor } from './sync-harness.js'
+import { coldSyncResult, prepareColdSync, runFanout, runLive, wireBytesBetween, type LivePair } from './sync-phases.js'
 import {
   DEFAULT_SYNC_WORKLOAD,
   digestRecords,
@@ -181,23 +181,10 @@ async function runColdAndLive(run: Run): Promise<{ coldSync: ColdSyncResult; liv
   await shutdownRepo(reopened)
 
   return {
-    coldSync: {
-      mutations: inputs.mutationCount,
-      buildMs,
-      sourceOpenMs,
-      uploadMs,
-      downloadWarmMs: warm.ms,
-      downloadColdMs: cold.ms,
-      relayRestartMs,
-      phasesMs: { ...upload.phasesMs, ...warm.phasesMs, ...cold.phasesMs },
-      uploadWireBytes,
-      downloadWireBytes: wireBytesBetween(before, after),
-      verified: warm.digest === inputs.digest && cold.digest === inputs.digest,
-      verifiedOnDisk,
-      digest: cold.digest,
-      relayDiskBytes: await directoryBytes(join(root, 'relay')),
-      destinationDiskBytes: await directoryBytes(join(root, 'destination-cold')),
-    },
+    coldSync: await coldSyncResult({
+      inputs, buildMs, sourceOpenMs, uploadMs, relayRestartMs, uploadPhasesMs: upload.phasesMs, warm, cold,
+      uploadWireBytes, downloadWireBytes: wireBytesBetween(before, after), verifiedOnDisk, root,
+    }),
     live: live.result,
   }
 }

@@ -18,8 +18,8 @@ import { ArrivalWatch, buildSource, episodeOf, snapshotRecords } from './cairn-p
 import type { CairnRelayTarget } from './cairn-relay.js'
 import { measureHashing, type HopFloorInputs } from './hop-floor.js'
 import { RelayProcess } from './relay-process.js'
-import { directoryBytes, installedVersion, makeTempRoot, PhaseClock, removeTempRoot } from './sync-harness.js'
-import { prepareColdSync, runFanout, runLive, wireBytesBetween, type LivePair } from './sync-phases.js'
+import { installedVersion, makeTempRoot, PhaseClock, removeTempRoot } from './sync-harness.js'
+import { coldSyncResult, prepareColdSync, runFanout, runLive, wireBytesBetween, type LivePair } from './sync-phases.js'
 import {
   DEFAULT_SYNC_WORKLOAD, digestRecords, generateNewRecords,
   type ColdSyncResult, type SyncResult, type SyncRunOptions, type SyncWorkload,
@@ -186,23 +186,10 @@ async function runColdAndLive(run: Run): Promise<{ coldSync: ColdSyncResult; liv
 
   return {
     floor,
-    coldSync: {
-      mutations: inputs.mutationCount,
-      buildMs,
-      sourceOpenMs,
-      uploadMs,
-      downloadWarmMs: warm.ms,
-      downloadColdMs: cold.ms,
-      relayRestartMs,
-      phasesMs: { ...upload.phasesMs, ...warm.phasesMs, ...cold.phasesMs },
-      ...(uploadWireBytes === undefined ? {} : { uploadWireBytes }),
-      ...(wireBytesBetween(before, after) === undefined ? {} : { downloadWireBytes: wireBytesBetween(before, after) as number }),
-      verified: warm.digest === inputs.digest && cold.digest === inputs.digest,
-      verifiedOnDisk,
-      digest: cold.digest,
-      relayDiskBytes: await directoryBytes(join(root, 'relay')),
-      destinationDiskBytes: await directoryBytes(join(root, 'destination-cold')),
-    },
+    coldSync: await coldSyncResult({
+      inputs, buildMs, sourceOpenMs, uploadMs, relayRestartMs, uploadPhasesMs: upload.phasesMs, warm, cold,
+      uploadWireBytes, downloadWireBytes: wireBytesBetween(before, after), verifiedOnDisk, root,
+    }),
     live: live.result,
   }
 }

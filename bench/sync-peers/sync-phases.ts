@@ -7,8 +7,9 @@
  * Invariant: a phase's clock covers the system's own work and the wire only; generating records,
  * digests and checks against the model happen outside it.
  */
+import { join } from 'node:path'
 import type { RelayProcess } from './relay-process.js'
-import { waitFor } from './sync-harness.js'
+import { directoryBytes, waitFor } from './sync-harness.js'
 import {
   digestRecords,
   expectedRecords,
@@ -16,6 +17,7 @@ import {
   generateSourceMutations,
   mean,
   percentile,
+  type ColdSyncResult,
   type FanoutResult,
   type FieldValue,
   type LiveResult,
@@ -167,6 +169,52 @@ export async function runFanout(
     relayRssPeakMb: megabytes(Math.max(after.peakRssBytes, connected.rssBytes)),
     ...(traffic === undefined ? {} : { wireBytes: traffic }),
     verified,
+  }
+}
+
+/** A timed download: how long, where the time went, and the digest of what arrived. */
+export interface TimedDownload {
+  ms: number
+  phasesMs: Record<string, number>
+  digest: string
+}
+
+/** What each runner measured in its cold phases, before it is turned into a `ColdSyncResult`. */
+export interface ColdSyncMeasured {
+  inputs: ColdPhaseInputs
+  buildMs: number
+  sourceOpenMs: number
+  uploadMs: number
+  relayRestartMs: number
+  uploadPhasesMs: Record<string, number>
+  warm: TimedDownload
+  cold: TimedDownload
+  uploadWireBytes: number | undefined
+  downloadWireBytes: number | undefined
+  verifiedOnDisk: boolean
+  /** The run's temp root: its `relay` and `destination-cold` directories are measured. */
+  root: string
+}
+
+/** The cold-sync row, assembled the same way for every system. */
+export async function coldSyncResult(measured: ColdSyncMeasured): Promise<ColdSyncResult> {
+  const { inputs, warm, cold, uploadWireBytes, downloadWireBytes } = measured
+  return {
+    mutations: inputs.mutationCount,
+    buildMs: measured.buildMs,
+    sourceOpenMs: measured.sourceOpenMs,
+    uploadMs: measured.uploadMs,
+    downloadWarmMs: warm.ms,
+    downloadColdMs: cold.ms,
+    relayRestartMs: measured.relayRestartMs,
+    phasesMs: { ...measured.uploadPhasesMs, ...warm.phasesMs, ...cold.phasesMs },
+    ...(uploadWireBytes === undefined ? {} : { uploadWireBytes }),
+    ...(downloadWireBytes === undefined ? {} : { downloadWireBytes }),
+    verified: warm.digest === inputs.digest && cold.digest === inputs.digest,
+    verifiedOnDisk: measured.verifiedOnDisk,
+    digest: cold.digest,
+    relayDiskBytes: await directoryBytes(join(measured.root, 'relay')),
+    destinationDiskBytes: await directoryBytes(join(measured.root, 'destination-cold')),
   }
 }
 

@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url'
 import type { WebsocketProvider } from 'y-websocket'
 import * as Y from 'yjs'
 import { RelayProcess } from './relay-process.js'
-import { directoryBytes, installedVersion, makeTempRoot, PhaseClock, removeTempRoot, waitFor } from './sync-harness.js'
-import { prepareColdSync, runFanout, runLive, wireBytesBetween, type LivePair } from './sync-phases.js'
+import { installedVersion, makeTempRoot, PhaseClock, removeTempRoot, waitFor } from './sync-harness.js'
+import { coldSyncResult, prepareColdSync, runFanout, runLive, wireBytesBetween, type LivePair } from './sync-phases.js'
 import {
   DEFAULT_SYNC_WORKLOAD,
   digestRecords,
@@ -196,23 +196,10 @@ async function runColdAndLive(run: Run): Promise<{ coldSync: ColdSyncResult; liv
   await reopened.close()
 
   return {
-    coldSync: {
-      mutations: inputs.mutationCount,
-      buildMs,
-      sourceOpenMs,
-      uploadMs,
-      downloadWarmMs: warm.ms,
-      downloadColdMs: cold.ms,
-      relayRestartMs,
-      phasesMs: { ...upload.phasesMs, ...warm.phasesMs, ...cold.phasesMs },
-      uploadWireBytes,
-      downloadWireBytes: wireBytesBetween(before, after),
-      verified: warm.digest === inputs.digest && cold.digest === inputs.digest,
-      verifiedOnDisk,
-      digest: cold.digest,
-      relayDiskBytes: await directoryBytes(join(root, 'relay')),
-      destinationDiskBytes: await directoryBytes(join(root, 'destination-cold')),
-    },
+    coldSync: await coldSyncResult({
+      inputs, buildMs, sourceOpenMs, uploadMs, relayRestartMs, uploadPhasesMs: upload.phasesMs, warm, cold,
+      uploadWireBytes, downloadWireBytes: wireBytesBetween(before, after), verifiedOnDisk, root,
+    }),
     live: live.result,
   }
 }

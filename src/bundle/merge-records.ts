@@ -30,6 +30,12 @@ export interface MergeOptions {
    * already held writes nothing at all.
    */
   readonly companions?: ReadonlySet<string>
+  /**
+   * A value the source used only for want of a real one (an adapter's "now" for a missing or
+   * unreadable time): in a record already held, fields holding it are left as they are, so
+   * importing the same export later changes nothing.
+   */
+  readonly placeholder?: string
   /** Records merged so far, and the total. */
   readonly onProgress?: (done: number, total: number) => void
 }
@@ -44,6 +50,7 @@ type Write = { kind: RecordKind } & JsonObject
 export async function mergeRecords(memory: Memory, records: Partial<Record<RecordKind, readonly JsonObject[]>>, options: MergeOptions = {}): Promise<MergeReport> {
   const ignore = new Set(options.ignore ?? [])
   const companions = options.companions ?? new Set<string>()
+  const placeholder = options.placeholder
   const total = RECORD_KINDS.reduce((sum, kind) => sum + (records[kind]?.length ?? 0), 0)
   let unchanged = 0
   let blocked = 0
@@ -59,8 +66,9 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
       const parentIds = [...new Set(parents.flat())]
       const [own, needed] = await Promise.all([memory.lookup(ids), memory.lookup(parentIds)])
       const deletedParents = new Set(parentIds.filter((_, i) => needed[i]?.status === 'deleted'))
-      batch.forEach((record, i) => {
+      batch.forEach((incoming, i) => {
         const { status, view } = own[i] as Awaited<ReturnType<Memory['lookup']>>[number]
+        const record = view && placeholder !== undefined ? Object.fromEntries(Object.entries(incoming).filter(([, value]) => value !== placeholder)) : incoming
         const compared = ignore.size === 0 ? record : Object.fromEntries(Object.entries(record).filter(([key]) => !ignore.has(key)))
         if (status === 'deleted' || status === 'redacted' || (parents[i] as string[]).some((id) => deletedParents.has(id))) blocked++
         else if (view && alreadyHolds(view, compared, canonical)) unchanged++

@@ -11,7 +11,6 @@ import { formatTimestamp, type RecordKind } from '../projection/index.js'
 import { importSource, type AdapterWarning, type SourceName } from './adapters/index.js'
 import type { JsonObject } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
-import { recordIdOf } from './portable-records.js'
 
 export interface SourceImportOptions {
   /** The source; detected from the file names and contents when absent. */
@@ -34,16 +33,12 @@ export async function importFromSource(memory: Memory, path: string, options: So
     ...(options.from !== undefined ? { from: options.from } : {}),
     ...(options.source !== undefined ? { source: options.source } : {}),
   })
-  const now = formatTimestamp(nowMs)
   const records: Partial<Record<RecordKind, JsonObject[]>> = {}
-  const held = new Set((await memory.lookup(result.records.map((record) => recordIdOf(record.kind, record.fields as JsonObject))))
-    .map((found, i) => (found.view ? i : -1)).filter((i) => i >= 0))
-  result.records.forEach((record, i) => {
-    const fields = record.fields as JsonObject
-    // For a record already held, a time that is only "now" would rewrite it on every import.
-    const kept = held.has(i) ? Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== now)) : fields
-    ;(records[record.kind] ??= []).push(kept)
+  for (const record of result.records) (records[record.kind] ??= []).push(record.fields as JsonObject)
+  const merged = await mergeRecords(memory, records, {
+    ignore: ['ingestionTime'],
+    placeholder: formatTimestamp(nowMs),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   })
-  const merged = await mergeRecords(memory, records, { ignore: ['ingestionTime'], ...(options.onProgress ? { onProgress: options.onProgress } : {}) })
   return { ...merged, source: result.source, warnings: result.warnings }
 }

@@ -9,10 +9,10 @@ import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { validateMemBundle } from '../../src/bundle/mem/index.js'
 import { verifyLogSnapshot } from '../../src/bundle/log-snapshot.js'
-import { CairnError } from '../../src/errors.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
 import { FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
+import { rejection } from '../helpers/error-code.js'
 
 const opened: Memory[] = []
 afterEach(async () => {
@@ -31,16 +31,6 @@ function read(dir: string, file: string): string {
 
 function lines(dir: string, file: string): Record<string, unknown>[] {
   return read(dir, file).split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line) as Record<string, unknown>)
-}
-
-async function rejection(promise: Promise<unknown>): Promise<CairnError> {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof CairnError) return error
-    throw error
-  }
-  throw new Error('expected a CairnError')
 }
 
 describe('golden bundles through a replica', () => {

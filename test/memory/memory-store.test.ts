@@ -12,6 +12,7 @@ import { Memory } from '../../src/memory/index.js'
 import type { ConversationContext } from '../../src/memory/memory-store.js'
 import { badValues } from '../helpers/bad-inputs.js'
 import { tempDir } from '../helpers/cli-home.js'
+import { asyncRefusal as refusal } from '../helpers/error-code.js'
 
 const START_MS = Date.UTC(2026, 0, 1, 12)
 
@@ -60,16 +61,6 @@ const BACKENDS = [
 /** The listing order: context ids, `ctx_` + 24 hex of SHA-256 over ["amp","session",id,"0"]. */
 function contextIdOf(sessionId: string, generation = 0): string {
   return `ctx_${createHash('sha256').update(JSON.stringify(['amp', 'session', sessionId, String(generation)])).digest('hex').slice(0, 24)}`
-}
-
-async function refusal(run: () => Promise<unknown>): Promise<CairnError> {
-  try {
-    await run()
-  } catch (error) {
-    if (error instanceof CairnError) return error
-    throw error
-  }
-  throw new Error('expected a refusal, but the call succeeded')
 }
 
 /** True when some event body still held in the log contains `word`. */

@@ -2,13 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CairnError } from '../../src/errors.js'
 import { canonicalJson } from '../../src/log/canonical-json.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { NativeCrypto } from '../../src/log/crypto/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { MEMORY_OPS } from '../../src/projection/index.js'
 import { closeAll, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
+import { rejection as refusal } from '../helpers/error-code.js'
 
 const open: Memory[] = []
 const dirs: string[] = []
@@ -21,16 +21,6 @@ async function memory(clock = new ManualClock(Date.UTC(2026, 4, 1, 12))): Promis
   const instance = await Memory.open({ clock })
   open.push(instance)
   return instance
-}
-
-async function refusal(promise: Promise<unknown>): Promise<CairnError> {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof CairnError) return error
-    throw error
-  }
-  throw new Error('expected a refusal')
 }
 
 describe('remember and get', () => {

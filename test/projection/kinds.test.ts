@@ -14,21 +14,12 @@ import { badValues } from '../helpers/bad-inputs.js'
 import { conformancePath } from '../helpers/conformance.js'
 import { loadPortableMemorySchema, schemaErrors, type JsonSchema } from '../helpers/json-schema.js'
 import { MINIMAL_INPUTS, fixedContext } from '../helpers/record-inputs.js'
+import { refusal } from '../helpers/error-code.js'
 
 const SCHEMAS = Object.fromEntries(RECORD_KINDS.map((kind) => [kind, loadPortableMemorySchema(kind)])) as Record<RecordKind, JsonSchema>
 const propertiesOf = (kind: RecordKind): Record<string, JsonSchema> => ({ ...SCHEMAS[kind].properties })
 /** The Cairn extensions, as the schema would write them: optional, so null is allowed and means absent. */
 const EXTENSIONS: Record<string, JsonSchema> = { tags: { type: ['array', 'null'], items: { type: 'string' } }, contextID: { type: ['string', 'null'] } }
-
-function refusal(run: () => unknown): CairnError {
-  try {
-    run()
-  } catch (error) {
-    if (error instanceof CairnError) return error
-    throw error
-  }
-  throw new Error('expected a refusal, but the call succeeded')
-}
 
 const fieldsOf = (kind: RecordKind): FieldSpec[] => Object.values(kindSpec(kind).fields)
 const nameAll = (predicate: (field: FieldSpec) => boolean): string[] =>

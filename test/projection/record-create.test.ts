@@ -5,23 +5,13 @@
  */
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { CairnError } from '../../src/errors.js'
 import { canonicalJson } from '../../src/log/canonical-json.js'
 import { RECORD_KINDS, deriveSummary, validateCreate, type RecordKind } from '../../src/projection/kinds.js'
 import { MINIMAL_INPUTS, NOW_TEXT, RANDOM_HEX, fixedContext } from '../helpers/record-inputs.js'
+import { refusal } from '../helpers/error-code.js'
 
 const NOW = NOW_TEXT
 const keyId = (prefix: string, values: string[]): string => prefix + createHash('sha256').update(JSON.stringify(values)).digest('hex').slice(0, 24)
-
-function refusal(run: () => unknown): CairnError {
-  try {
-    run()
-  } catch (error) {
-    if (error instanceof CairnError) return error
-    throw error
-  }
-  throw new Error('expected a refusal, but the call succeeded')
-}
 
 const create = (kind: RecordKind, input: Record<string, unknown>) => validateCreate(kind, input, fixedContext)
 

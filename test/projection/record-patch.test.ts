@@ -4,19 +4,9 @@
  * written here from the design decisions, not read from the table under test.
  */
 import { describe, expect, it } from 'vitest'
-import { CairnError } from '../../src/errors.js'
 import { RECORD_KINDS, kindSpec, validatePatch, type RecordKind } from '../../src/projection/kinds.js'
 import { badValues } from '../helpers/bad-inputs.js'
-
-function refusal(run: () => unknown): CairnError {
-  try {
-    run()
-  } catch (error) {
-    if (error instanceof CairnError) return error
-    throw error
-  }
-  throw new Error('expected a refusal, but the call succeeded')
-}
+import { refusal } from '../helpers/error-code.js'
 
 const EMPTY = { set: {}, unset: [], add: {}, remove: {}, increment: {}, ext: {}, unsetExt: [] }
 

@@ -16,6 +16,7 @@ import { badValues } from '../helpers/bad-inputs.js'
 import {
   download, failureOf, openOwner, openReplica, refusalOf, sleep, startRelay, startSync, Teardown, tokenFor, waitFor,
 } from '../helpers/sync-fixtures.js'
+import { refusal } from '../helpers/error-code.js'
 
 const crypto = defaultCrypto()
 const T0 = Date.UTC(2026, 2, 1, 9)
@@ -23,16 +24,6 @@ const HOUR_MS = 3_600_000
 
 const teardown = new Teardown()
 afterEach(() => teardown.run())
-
-function refusal(run: () => unknown): CairnError {
-  try {
-    run()
-  } catch (error) {
-    if (error instanceof CairnError) return error
-    throw error
-  }
-  throw new Error('expected a refusal')
-}
 
 /** Rebuilds a token from its parts with one byte of the payload or the signature changed. */
 function flipByte(token: string, part: 1 | 2, index: number, mask: number): string {

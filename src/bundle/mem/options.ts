@@ -11,7 +11,7 @@ import { parseTimestamp } from '../../projection/kinds.js'
 import { resolveLimits, type ResolvedLimits } from './layout.js'
 import { CONFORMANCE_LEVELS, EXPORT_MODES } from './manifest.js'
 import { assertSigner, readTrustedKeys } from './signature.js'
-import type { ConformanceLevel, ExportMode, MemSigner, ProgressCallback } from './types.js'
+import type { ProgressCallback, WriteOptions } from './types.js'
 
 const WRITE_KEYS = [
   'generator', 'createdAt', 'exportMode', 'since', 'conformanceLevel', 'embeddingModel', 'embeddingDim',
@@ -22,18 +22,9 @@ const READ_KEYS = ['trustedKeys', 'onProgress', 'limits'] as const
 /** The manifest's `schemaVersion` when the caller does not give one. */
 export const DEFAULT_SCHEMA_VERSION = 1
 
-export interface ResolvedWriteOptions {
-  readonly generator: string
-  readonly createdAt: string
-  readonly exportMode: ExportMode
-  readonly since?: string
-  readonly conformanceLevel: ConformanceLevel
-  readonly embeddingModel: string
-  readonly embeddingDim: number
+/** `WriteOptions` with the defaults filled in and the limits resolved. */
+export type ResolvedWriteOptions = Omit<WriteOptions, 'schemaVersion' | 'limits'> & {
   readonly schemaVersion: number
-  readonly specURL?: string
-  readonly signer?: MemSigner
-  readonly onProgress?: ProgressCallback
   readonly limits: ResolvedLimits
 }
 

@@ -9,9 +9,9 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CairnError } from '../../../src/errors.js'
 import { canonicalJson, compareCodePoints } from '../../../src/log/index.js'
 import type { AdapterOptions, AdapterResult, ImportedRecord, SourceFile } from '../../../src/bundle/adapters/index.js'
+export { refusal, asyncRefusal } from '../../helpers/error-code.js'
 
 /** 1700000000 s: the instant the PM fixtures use. */
 export const NOW_MS = 1_700_000_000_000
@@ -56,27 +56,6 @@ export function episode(result: AdapterResult, id: string): Record<string, unkno
 
 export function metadataOf(fields: Record<string, unknown>): Record<string, string> {
   return fields.metadata as Record<string, string>
-}
-
-/** The CairnError `run` throws (fails the test when it returns or throws something else). */
-export function refusal(run: () => unknown): CairnError {
-  try {
-    run()
-  } catch (error) {
-    if (error instanceof CairnError) return error
-    throw error
-  }
-  throw new Error('expected a refusal, but the call succeeded')
-}
-
-export async function asyncRefusal(run: () => Promise<unknown>): Promise<CairnError> {
-  try {
-    await run()
-  } catch (error) {
-    if (error instanceof CairnError) return error
-    throw error
-  }
-  throw new Error('expected a refusal, but the call succeeded')
 }
 
 interface Leaf {
