@@ -38,7 +38,11 @@ export function canonicalNumber(value: number, path = '$'): string {
   if (!Number.isFinite(value)) {
     throw new InputError('NOT_FINITE', `${String(value)} has no JSON form`, { path })
   }
-  if (Number.isInteger(value) && Math.abs(value) < 1e16) return value === 0 ? '0' : String(value)
+  const magnitude = Math.abs(value)
+  if (Number.isInteger(value) && magnitude < 1e16) return value === 0 ? '0' : String(value)
+  // Between 1e-4 and 1e16 the exponent below is in [-4, 15] and the answer is String(value);
+  // skipping toExponential halves the cost for the common fractions (confidence scores).
+  if (magnitude >= 1e-4 && magnitude < 1e16) return String(value)
   const [mantissa = '', exponentText = '0'] = value.toExponential().split('e')
   const exponent = Number(exponentText)
   if (exponent < -4 || exponent >= 16) {

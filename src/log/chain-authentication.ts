@@ -59,7 +59,7 @@ export async function authenticateChains(
     if (list) list.push(event)
     else byAuthor.set(event.header.author, [event])
   }
-  const fresh: FreshEvent[] = []
+  const fresh = new Map<EventId, FreshEvent>()
   const duplicates: DecodedEvent[] = []
   let equivocation: Equivocation | undefined
 
@@ -78,9 +78,11 @@ export async function authenticateChains(
       const { seq } = event.header
       const where = { event: event.id, author, seq }
       const storedId = stored.get(seq)
-      const heldId = state.pendingSlots.get(`${author}:${seq}`)
+      // Most ingests hold nothing: skip building slot keys then.
+      const anyHeld = state.pendingSlots.size > 0
+      const heldId = anyHeld ? state.pendingSlots.get(`${author}:${seq}`) : undefined
       if (expected && expected.seq > seq) expected = undefined
-      if (!expected) {
+      if (!expected && anyHeld) {
         // A held event one seq above, already authenticated, may vouch for this one.
         const above = state.pending.get(state.pendingSlots.get(`${author}:${seq + 1}`) as EventId)
         if (above?.prev !== undefined) expected = { seq, id: above.prev, segmentEnd: above.segmentEnd }
@@ -108,11 +110,18 @@ export async function authenticateChains(
           equivocation ??= { author, seq, ids: [known, event.id] }
           continue
         }
-        fresh.push({ event, segmentEnd })
+        fresh.set(event.id, { event, segmentEnd })
       }
       authenticAtSeq = { seq, id: event.id }
       expected = event.header.prev ? { seq: seq - 1, id: event.header.prev, segmentEnd } : undefined
     }
   }
-  return { fresh, duplicates, ...(equivocation ? { equivocation } : {}) }
+  // Fresh events in arrival order (each chain was walked from its top), which is a causal order
+  // whenever the sender shipped one, as sync and bundles do.
+  const inArrivalOrder: FreshEvent[] = []
+  for (const event of events) {
+    const entry = fresh.get(event.id)
+    if (entry) inArrivalOrder.push(entry)
+  }
+  return { fresh: inArrivalOrder, duplicates, ...(equivocation ? { equivocation } : {}) }
 }

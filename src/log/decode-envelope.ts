@@ -6,7 +6,7 @@
  */
 import { assertBytes, assertObject, describeType } from '../assert.js'
 import { CairnError, InputError, LimitError, VerifyError } from '../errors.js'
-import { bytesToHex, utf8Decode } from './bytes.js'
+import { utf8Decode } from './bytes.js'
 import type { CryptoProvider } from './crypto/index.js'
 import { decodeBody, decodeHeader, MAX_BODY_BYTES, type EventBody, type EventEnvelope, type EventHeader } from './event.js'
 import { assertEventId, type EventId, type SpaceId } from './ids.js'
@@ -55,7 +55,7 @@ export function decodeEnvelope(value: unknown, index: number, space: SpaceId, cr
   } catch (error) {
     throw new VerifyError('BAD_HEADER', 'header is not UTF-8', where, { cause: error })
   }
-  if (bytesToHex(crypto.sha256(envelope.header)) !== envelope.id) {
+  if (crypto.sha256Hex(envelope.header) !== envelope.id) {
     throw new VerifyError('BAD_ID', 'header does not hash to the event id', where)
   }
   const header = decodeHeader(headerText, envelope.id)
@@ -68,7 +68,7 @@ export function decodeEnvelope(value: unknown, index: number, space: SpaceId, cr
     if (envelope.body.length > MAX_BODY_BYTES) {
       throw new LimitError('BODY_TOO_LARGE', `body is ${envelope.body.length} bytes, over ${MAX_BODY_BYTES}`, where)
     }
-    if (envelope.body.length !== header.bodySize || bytesToHex(crypto.sha256(envelope.body)) !== header.bodyHash) {
+    if (envelope.body.length !== header.bodySize || crypto.sha256Hex(envelope.body) !== header.bodyHash) {
       throw new VerifyError('BAD_BODY', 'body does not match the hash and size in the header', where)
     }
     decoded.body = decodeBody(envelope.body, envelope.id)

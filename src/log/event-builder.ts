@@ -4,11 +4,11 @@
  */
 import { LimitError } from '../errors.js'
 import { bytesToHex } from './bytes.js'
-import { canonicalJson, parseJson, type JsonValue } from './canonical-json.js'
+import { canonicalJson, type JsonValue } from './canonical-json.js'
 import { utf8Encode } from './bytes.js'
 import type { CryptoProvider } from './crypto/index.js'
 import type { DecodedEvent } from './decode-envelope.js'
-import { LOG_FORMAT_VERSION, MAX_BODY_BYTES, SALT_BYTES, encodeHeader, type EventBody, type EventHeader, type EventKind } from './event.js'
+import { LOG_FORMAT_VERSION, MAX_BODY_BYTES, SALT_BYTES, encodeHeader, lazyBody, type EventHeader, type EventKind } from './event.js'
 import type { Hlc } from './hlc.js'
 import type { AuthorKey, EventId, SpaceId } from './ids.js'
 
@@ -29,11 +29,13 @@ export interface EventDraft {
  */
 export function buildEvent(draft: EventDraft, crypto: CryptoProvider, salt?: Uint8Array): DecodedEvent {
   const saltHex = bytesToHex(salt ?? crypto.randomBytes(SALT_BYTES))
-  const bodyText = canonicalJson({ data: draft.data, op: draft.op, salt: saltHex })
+  // canonicalJson({ data, op, salt }) written out: the keys are already in code-point order.
+  const dataText = canonicalJson(draft.data)
+  const bodyText = `{"data":${dataText},"op":${canonicalJson(draft.op)},"salt":"${saltHex}"}`
   const bodyBytes = utf8Encode(bodyText)
-  // The event carries the body as read back from its canonical bytes, exactly what every other
-  // replica decodes: key order is canonical and the caller's object is not aliased.
-  const body = parseJson(bodyText) as unknown as EventBody
+  // The event carries the data as read back from its canonical text (when first read), exactly
+  // what every other replica decodes: key order is canonical and the caller's object is not aliased.
+  const body = lazyBody(draft.op, saltHex, dataText)
   if (bodyBytes.length > MAX_BODY_BYTES) {
     throw new LimitError('BODY_TOO_LARGE', `body is ${bodyBytes.length} bytes, over ${MAX_BODY_BYTES}`, { field: 'data' })
   }
@@ -44,12 +46,12 @@ export function buildEvent(draft: EventDraft, crypto: CryptoProvider, salt?: Uin
     deps: [...draft.deps].sort(),
     clock: draft.clock,
     kind: draft.kind,
-    bodyHash: bytesToHex(crypto.sha256(bodyBytes)),
+    bodyHash: crypto.sha256Hex(bodyBytes),
     bodySize: bodyBytes.length,
   }
   if (draft.space !== undefined) header.space = draft.space
   if (draft.prev !== undefined) header.prev = draft.prev
   const headerText = encodeHeader(header)
-  const id = bytesToHex(crypto.sha256(headerText)) as EventId
+  const id = crypto.sha256Hex(headerText) as EventId
   return { id, header, headerText, body, bodyBytes }
 }

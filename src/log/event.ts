@@ -15,6 +15,7 @@ import { assertArray, assertInteger, assertObject, assertOneOf, assertString } f
 import { InputError, LimitError, VerifyError } from '../errors.js'
 import { utf8Decode, utf8Encode } from './bytes.js'
 import { canonicalJson, canonicalNumber, parseJson, type JsonValue } from './canonical-json.js'
+import { scanCanonicalString, scanCanonicalValue } from './canonical-scan.js'
 import type { Hlc } from './hlc.js'
 import { assertAuthorKey, assertEventId, assertSpaceId, type AuthorKey, type EventId, type SpaceId } from './ids.js'
 
@@ -220,6 +221,52 @@ export function encodeBodyBytes(body: EventBody): Uint8Array {
 }
 
 /**
+ * A body whose `data` is parsed from its canonical text on first read, then kept. The log itself
+ * never reads the data of a data event (only control bodies, whose data it authorizes), so a
+ * store that only keeps or forwards events never pays for the parse. `data` is an own,
+ * enumerable property, so spreading, cloning and serializing the body see it as usual.
+ */
+export function lazyBody(op: string, salt: string, dataText: string): EventBody {
+  let parsed = false
+  let data: JsonValue = null
+  return {
+    op,
+    get data(): JsonValue {
+      if (!parsed) {
+        data = parseJson(dataText)
+        parsed = true
+      }
+      return data
+    },
+    salt,
+  }
+}
+
+const BODY_DATA_PREFIX = '{"data":'
+const BODY_OP_INFIX = ',"op":'
+const BODY_SALT_INFIX = ',"salt":"'
+
+/**
+ * The body of `text` when one scan proves it canonical and well formed; undefined when it
+ * cannot (the full decode then decides and names what is wrong).
+ */
+function decodeCanonicalBody(text: string): EventBody | undefined {
+  if (!text.startsWith(BODY_DATA_PREFIX)) return undefined
+  const dataEnd = scanCanonicalValue(text, BODY_DATA_PREFIX.length, 1)
+  if (dataEnd < 0 || !text.startsWith(BODY_OP_INFIX, dataEnd)) return undefined
+  const opStart = dataEnd + BODY_OP_INFIX.length
+  const opEnd = scanCanonicalString(text, opStart)
+  if (opEnd < 0) return undefined
+  const op = text.slice(opStart + 1, opEnd - 1)
+  if (op.length === 0 || op.length > MAX_OP_LENGTH || op.includes('\\')) return undefined
+  const saltStart = opEnd + BODY_SALT_INFIX.length
+  if (text.length !== saltStart + 2 * SALT_BYTES + 2 || !text.startsWith(BODY_SALT_INFIX, opEnd) || !text.endsWith('"}')) return undefined
+  const salt = text.slice(saltStart, saltStart + 2 * SALT_BYTES)
+  if (!HEX_SALT.test(salt)) return undefined
+  return lazyBody(op, salt, text.slice(BODY_DATA_PREFIX.length, dataEnd))
+}
+
+/**
  * Decodes body bytes (already checked against the header's hash), refusing non-canonical forms.
  * @throws VerifyError BAD_BODY
  */
@@ -229,6 +276,8 @@ export function decodeBody(bytes: Uint8Array, eventId?: string): EventBody {
   let text: string
   try {
     text = utf8Decode(bytes)
+    const scanned = decodeCanonicalBody(text)
+    if (scanned) return scanned
     const raw = assertObject(parseJson(text), 'body')
     for (const key of Object.keys(raw)) {
       if (key !== 'op' && key !== 'data' && key !== 'salt') {

@@ -29,6 +29,48 @@ export async function planIngest(
   space: SpaceId,
   loadHeld: (id: EventId) => Promise<Candidate>,
 ): Promise<IngestPlan> {
+  return (await planInArrivalOrder(fresh, state, space)) ?? planGeneral(fresh, state, space, loadHeld)
+}
+
+/**
+ * The common case, cheaply: nothing held waits on what arrives, the events arrive in a causal
+ * order (as sync and bundles ship them) and everything outside them is stored. Then the plan is
+ * to apply them as they came. Undefined when any of that does not hold.
+ */
+async function planInArrivalOrder(fresh: readonly Candidate[], state: SpaceState, space: SpaceId): Promise<IngestPlan | undefined> {
+  const arriving = new Set<EventId>()
+  for (const { event } of fresh) arriving.add(event.id)
+  const seen = new Set<EventId>()
+  const outside = new Set<EventId>()
+  const need = (required: EventId): boolean => {
+    if (seen.has(required)) return true
+    if (arriving.has(required)) return false
+    outside.add(required)
+    return true
+  }
+  for (const { event } of fresh) {
+    const { id, header } = event
+    if (state.waiters.has(id)) return undefined
+    if (header.space !== undefined) {
+      if (header.prev !== undefined && !need(header.prev)) return undefined
+      for (const dep of header.deps) if (!need(dep)) return undefined
+      if ((id as string) !== space && !need(space as string as EventId)) return undefined
+    }
+    seen.add(id)
+  }
+  if (outside.size > 0) {
+    const stored = await state.storedIds(outside)
+    if (stored.size !== outside.size) return undefined
+  }
+  return { apply: [...fresh], hold: [] }
+}
+
+async function planGeneral(
+  fresh: readonly Candidate[],
+  state: SpaceState,
+  space: SpaceId,
+  loadHeld: (id: EventId) => Promise<Candidate>,
+): Promise<IngestPlan> {
   const candidates = new Map<EventId, Candidate>()
   for (const candidate of fresh) candidates.set(candidate.event.id, candidate)
 

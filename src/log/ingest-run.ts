@@ -69,8 +69,7 @@ export async function ingestDecoded(context: IngestContext, decoded: readonly De
   const dropped = new Set<EventId>()
   for (const candidate of plan.apply) {
     const { event } = candidate
-    const requires = requirementsOf(event.id, event.header, space)
-    if (requires.some((id) => dropped.has(id))) {
+    if (dropped.size > 0 && requirementsOf(event.id, event.header, space).some((id) => dropped.has(id))) {
       dropped.add(event.id)
       if (candidate.wasHeld) rejected.push({ id: event.id, error: new InputError('DEPENDENCY_REJECTED', 'depends on a rejected event', { event: event.id }) })
       continue

@@ -7,7 +7,6 @@
  */
 import { CairnError } from '../errors.js'
 import { GENESIS_OP, parseControlBody, SpaceAuthority } from './authorization.js'
-import { bytesToHex } from './bytes.js'
 import type { CryptoProvider } from './crypto/index.js'
 import { decodeBody, decodeHeader, type EventHeader } from './event.js'
 import { compareHlc, type Hlc } from './hlc.js'
@@ -105,7 +104,7 @@ export async function verifyLog(
     } catch (error) {
       return report({ code: 'CORRUPT_RECORD', message: (error as Error).message, event: id })
     }
-    if (bytesToHex(crypto.sha256(record.header)) !== id) {
+    if (crypto.sha256Hex(record.header) !== id) {
       return report({ code: 'BAD_ID', message: 'stored header does not hash to the event id', event: id })
     }
     try {
@@ -124,7 +123,7 @@ export async function verifyLog(
     if (record.erased) erasedBodies++
     if (record.body !== undefined) {
       if (record.erased) report({ code: 'ERASED_BODY_PRESENT', message: 'an erased body is still stored', ...where })
-      if (record.body.length !== header.bodySize || bytesToHex(crypto.sha256(record.body)) !== header.bodyHash) {
+      if (record.body.length !== header.bodySize || crypto.sha256Hex(record.body) !== header.bodyHash) {
         report({ code: 'BAD_BODY', message: 'body does not match the hash and size in the header', ...where })
       } else {
         try {

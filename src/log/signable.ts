@@ -20,7 +20,10 @@ export function domainTag(tag: string): Uint8Array {
 }
 
 export function eventSignable(id: EventId): Uint8Array {
-  return concatBytes(eventDomainBytes, hexToBytes(id))
+  const out = Buffer.allocUnsafe(eventDomainBytes.length + 32)
+  out.set(eventDomainBytes, 0)
+  out.write(id, eventDomainBytes.length, 32, 'hex')
+  return out
 }
 
 export const TOKEN_SIGNATURE_DOMAIN = 'cairn/token/v1'

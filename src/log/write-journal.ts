@@ -55,37 +55,33 @@ export class WriteJournal {
    * power loss). Returns the batch with each value viewing the journal's own copy of it.
    */
   append(writes: readonly StorageWrite[]): StorageWrite[] {
-    let size = 0
+    let size = FRAME_HEADER_BYTES
     const keyLengths = writes.map((write) => {
       const length = Buffer.byteLength(write.key)
       size += 5 + length + (write.type === 'put' ? 4 + write.value.length : 0)
       return length
     })
-    const payload = Buffer.allocUnsafe(size)
+    // One buffer, header first: a single write call per batch (the interactive append pays it).
+    const frame = Buffer.allocUnsafe(size)
     const copied: StorageWrite[] = new Array(writes.length)
-    let offset = 0
+    let offset = FRAME_HEADER_BYTES
     writes.forEach((write, i) => {
-      payload[offset] = write.type === 'put' ? 0 : 1
-      payload.writeUInt32LE(keyLengths[i] as number, offset + 1)
-      offset += 5 + payload.write(write.key, offset + 5, 'utf8')
+      frame[offset] = write.type === 'put' ? 0 : 1
+      frame.writeUInt32LE(keyLengths[i] as number, offset + 1)
+      offset += 5 + frame.write(write.key, offset + 5, 'utf8')
       if (write.type === 'put') {
-        payload.writeUInt32LE(write.value.length, offset)
-        payload.set(write.value, offset + 4)
-        copied[i] = { type: 'put', key: write.key, value: payload.subarray(offset + 4, offset + 4 + write.value.length) }
+        frame.writeUInt32LE(write.value.length, offset)
+        frame.set(write.value, offset + 4)
+        copied[i] = { type: 'put', key: write.key, value: frame.subarray(offset + 4, offset + 4 + write.value.length) }
         offset += 4 + write.value.length
       } else copied[i] = write
     })
-    const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES)
-    header.writeUInt32LE(payload.length, 0)
-    header.writeUInt32LE(zlib.crc32(payload), 4)
-    // One writev: the frame lands whole or (on a crash mid-call) is cut off and dropped on replay.
-    let written = fs.writevSync(this.fd, [header, payload], this.sizeBytes)
-    const total = FRAME_HEADER_BYTES + payload.length
-    while (written < total) {
-      const rest = Buffer.concat([header, payload]).subarray(written)
-      written += fs.writeSync(this.fd, rest, 0, rest.length, this.sizeBytes + written)
-    }
-    this.sizeBytes += total
+    frame.writeUInt32LE(size - FRAME_HEADER_BYTES, 0)
+    frame.writeUInt32LE(zlib.crc32(frame.subarray(FRAME_HEADER_BYTES)), 4)
+    // The frame lands whole or (on a crash mid-call) is cut off and dropped on replay.
+    let written = fs.writeSync(this.fd, frame, 0, size, this.sizeBytes)
+    while (written < size) written += fs.writeSync(this.fd, frame, written, size - written, this.sizeBytes + written)
+    this.sizeBytes += size
     if (this.sync) fs.fdatasyncSync(this.fd)
     return copied
   }

@@ -17,7 +17,7 @@ import { WebSocketServer } from 'ws'
 import { CLOCK_SKEW_MS, verifyToken } from '../auth/index.js'
 import { AuthError, CairnError, InputError, ProtocolError } from '../errors.js'
 import {
-  bytesToHex, Identity, LogStore, readIdentityFile, SystemClock, writeIdentityFile,
+  Identity, LogStore, readIdentityFile, SystemClock, writeIdentityFile,
   type Clock, type CryptoProvider, type EventId, type VersionVector,
 } from '../log/index.js'
 import { Listeners } from '../log/listeners.js'
@@ -241,7 +241,7 @@ export class Relay {
     const memory = await this.memoryOf(hello.space)
     if (!memory.log.hasGenesis) {
       if (!hello.genesis) throw new AuthError('UNKNOWN_SPACE', 'this relay does not hold the space; its owner must bring the genesis', { space: hello.space })
-      const id = bytesToHex(this.store.crypto.sha256(hello.genesis.header)) as EventId
+      const id = this.store.crypto.sha256Hex(hello.genesis.header) as EventId
       await memory.ingest([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
     }
     const proof = proveKey(this.identity, 'relay', hello.nonce, hello.space, hello.peer)

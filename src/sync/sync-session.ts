@@ -10,7 +10,7 @@
  * exchanged); a bad frame closes the session with an error frame, never the process.
  */
 import { CairnError, ProtocolError } from '../errors.js'
-import { bytesToHex, defaultCrypto, joinVectors, type CryptoProvider, type EventEnvelope, type EventId, type VersionVector } from '../log/index.js'
+import { defaultCrypto, joinVectors, type CryptoProvider, type EventEnvelope, type EventId, type VersionVector } from '../log/index.js'
 import { Listeners } from '../log/listeners.js'
 import { cutFrames, vectorOfEvents } from './frames.js'
 import { decodeMessage, encodeMessage, type Message, type WireEvent } from './messages.js'
@@ -133,7 +133,7 @@ export class SyncSession {
 
   private async receiveEvents(seq: number, events: readonly WireEvent[]): Promise<void> {
     const envelopes: EventEnvelope[] = events.map((event) => ({
-      id: bytesToHex(this.crypto.sha256(event.header)) as EventId,
+      id: this.crypto.sha256Hex(event.header) as EventId,
       header: event.header,
       ...(event.body ? { body: event.body } : {}),
       ...(event.signature ? { signature: event.signature } : {}),

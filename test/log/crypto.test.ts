@@ -17,6 +17,8 @@ describe('crypto providers', () => {
     fc.assert(fc.property(message, fc.string({ unit: 'grapheme' }), (bytes, text) => {
       expect(bytesToHex(native.sha256(bytes))).toBe(bytesToHex(noble.sha256(bytes)))
       expect(bytesToHex(native.sha256(text))).toBe(bytesToHex(noble.sha256(text)))
+      expect(native.sha256Hex(bytes)).toBe(bytesToHex(native.sha256(bytes)))
+      expect(noble.sha256Hex(text)).toBe(native.sha256Hex(text))
     }), { numRuns: 200 })
   })
 

@@ -43,6 +43,10 @@ export class NativeCrypto implements CryptoProvider {
     return crypto.hash('sha256', data, 'buffer')
   }
 
+  sha256Hex(data: Uint8Array | string): string {
+    return crypto.hash('sha256', data, 'hex')
+  }
+
   signerFromSeed(seed: Uint8Array): Signer {
     return new NativeSigner(seed)
   }

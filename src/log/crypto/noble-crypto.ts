@@ -5,7 +5,7 @@
  */
 import * as ed from '@noble/ed25519'
 import { sha256, sha512 } from '@noble/hashes/sha2.js'
-import { randomBytes } from '@noble/hashes/utils.js'
+import { bytesToHex, randomBytes } from '@noble/hashes/utils.js'
 import type { CryptoProvider, Signer } from './provider.js'
 
 // noble/ed25519 v3 needs a synchronous SHA-512 for its sync API.
@@ -20,6 +20,10 @@ export class NobleCrypto implements CryptoProvider {
 
   sha256(data: Uint8Array | string): Uint8Array {
     return sha256(typeof data === 'string' ? textEncoder.encode(data) : data)
+  }
+
+  sha256Hex(data: Uint8Array | string): string {
+    return bytesToHex(this.sha256(data))
   }
 
   signerFromSeed(seed: Uint8Array): Signer {

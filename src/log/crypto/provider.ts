@@ -14,6 +14,8 @@ export interface Signer {
 export interface CryptoProvider {
   readonly name: 'native' | 'noble'
   sha256(data: Uint8Array | string): Uint8Array
+  /** SHA-256 as lowercase hex (what ids are); natively about twice as fast as hex of `sha256`. */
+  sha256Hex(data: Uint8Array | string): string
   /** A signer for a 32-byte RFC 8032 seed (what key files hold). */
   signerFromSeed(seed: Uint8Array): Signer
   /**
