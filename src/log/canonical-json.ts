@@ -165,6 +165,8 @@ export function canonicalJsonBytes(value: unknown): Uint8Array {
 // Only a run of 16+ digits can be an integer beyond 2^53, and only a 3-digit exponent can
 // overflow to Infinity; anything else parses exactly natively.
 const NEEDS_CAREFUL_PARSE = /\d{16}|[eE][+]?\d{3}/
+/** Only a number with a 3-digit exponent can overflow a double to ±Infinity. */
+const LONG_EXPONENT = /[eE][+]?\d{3}/
 /** An integer part of 16+ digits (a run inside a fraction cannot exceed 2^53). */
 const LONG_INTEGER = /(?<![.\d])\d{16}/
 const NUMBER_TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
@@ -347,7 +349,7 @@ export function parseJson(text: string): JsonValue {
     } catch {
       value = undefined
     }
-    if (value !== undefined && !holdsNonFinite(value)) return value as JsonValue
+    if (value !== undefined && (!LONG_EXPONENT.test(text) || !holdsNonFinite(value))) return value as JsonValue
   }
   return new BigIntJsonParser(text).parse()
 }

@@ -301,12 +301,14 @@ export class ProjectionBatch {
       this.writeConflict(id, sealed, before)
       const startView = this.startViews.get(id)
       const start = startView?.bytes
-      const same = start !== undefined && bytes !== undefined && Buffer.compare(Buffer.from(start), Buffer.from(bytes)) === 0
+      const same = start !== undefined && bytes !== undefined && Buffer.compare(start, bytes) === 0
       const wasRedacted = before?.tombstone?.op === 'redact'
       const redacted = state.tombstone?.op === 'redact'
-      const previousText = searchableText(startView?.view, wasRedacted)
-      const nextText = searchableText(current.view, redacted)
-      if (previousText !== nextText) textChanges.push({ id, ...(previousText !== undefined ? { previous: previousText } : {}), ...(nextText !== undefined ? { next: nextText } : {}) })
+      if (this.features.fullText) {
+        const previousText = searchableText(startView?.view, wasRedacted)
+        const nextText = searchableText(current.view, redacted)
+        if (previousText !== nextText) textChanges.push({ id, ...(previousText !== undefined ? { previous: previousText } : {}), ...(nextText !== undefined ? { next: nextText } : {}) })
+      }
       if (bytes && !same) this.writes.push({ type: 'put', key: this.keys.view(id), value: bytes })
       else if (!bytes && start) this.writes.push({ type: 'del', key: this.keys.view(id) })
       // A record's own tombstone is stored under its id (one derived from a parent's is not).
@@ -322,7 +324,7 @@ export class ProjectionBatch {
         : bytes ? (start ? 'updated' : 'created') : undefined
       if (action) changes.push({ id, kind: state.kind as RecordKind, action })
     }
-    if (textChanges.length > 0 && this.features.fullText) this.writes.push(...await this.textIndex.planUpdates(textChanges))
+    if (textChanges.length > 0) this.writes.push(...await this.textIndex.planUpdates(textChanges))
     const erase = [...new Set([...meta.erasing, ...this.erase])] as EventId[]
     return { writes: this.writes, erase, changes }
   }
@@ -349,7 +351,7 @@ export class ProjectionBatch {
     for (const key of previous) if (!next.has(key)) this.writes.push({ type: 'del', key })
     if (!newView) return
     const facets = encodeFacets(facetsOf(newView, redacted))
-    const unchanged = oldView !== undefined && Buffer.compare(Buffer.from(encodeFacets(facetsOf(oldView, wasRedacted))), Buffer.from(facets)) === 0
+    const unchanged = oldView !== undefined && Buffer.compare(encodeFacets(facetsOf(oldView, wasRedacted)), facets) === 0
     for (const key of next) if (!unchanged || !previous.has(key)) this.writes.push({ type: 'put', key, value: facets })
   }
 

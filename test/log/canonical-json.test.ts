@@ -116,4 +116,13 @@ describe('parseJson', () => {
     }
     expect(() => parseJson('{\n  "a": 12345678901234567890,\n  x\n}')).toThrow(/line 3 column 3/)
   })
+
+  it('refuses a number too large for a double, whatever else the text holds', () => {
+    // A hex-like "e123" or a 16-digit fraction sends text down the second path; an overflow
+    // still has to be found there.
+    for (const text of ['1e400', '[1E+999]', '{"a":"e123","b":-1e309}', '{"a":0.1234567890123456,"b":2e308}']) {
+      expect(codeOf(() => parseJson(text))).toBe('BAD_JSON')
+    }
+    expect(parseJson('{"a":"e123","b":1e-400,"c":0.1234567890123456}')).toEqual({ a: 'e123', b: 0, c: 0.1234567890123456 })
+  })
 })
