@@ -32,6 +32,12 @@ export class Projection {
   private readonly mutex = new Mutex()
   private readonly cache = new RecordCache()
   private meta: ProjectionMeta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
+  /**
+   * Events handed to `catchUp` that are not applied yet, by log position. When catch-ups queue
+   * up behind a slow one (deferred ingest during a sync), the first to run takes the later ones'
+   * events from here instead of reading and decoding them back from the log.
+   */
+  private readonly handedOver = new Map<number, LogEvent>()
 
   private constructor(readonly storage: LogStorage, readonly log: SpaceLog, readonly features: ProjectionFeatures) {
     this.keys = projectionKeys(log.space)
@@ -60,11 +66,19 @@ export class Projection {
    * are used when they continue the cursor, sparing a read of the log).
    */
   catchUp(recent: readonly LogEvent[] = []): Promise<RecordChange[]> {
+    for (const event of recent) if (event.local > this.meta.cursor) this.handedOver.set(event.local, event)
     return this.mutex.run(async () => {
       const changes: RecordChange[] = []
-      const next = recent.filter((event) => event.local > this.meta.cursor)
-      if (next.length > 0 && next[0]?.local === this.meta.cursor + 1 && next.every((event, i) => event.local === this.meta.cursor + 1 + i)) {
-        for (let i = 0; i < next.length; i += APPLY_CHUNK) changes.push(...await this.applyChunk(next.slice(i, i + APPLY_CHUNK)))
+      // The events handed over that continue the cursor, in order, including any handed over
+      // while these apply; a gap is read from the log below.
+      for (;;) {
+        const next: LogEvent[] = []
+        for (let local = this.meta.cursor + 1; next.length < APPLY_CHUNK && this.handedOver.has(local); local++) {
+          next.push(this.handedOver.get(local) as LogEvent)
+        }
+        if (next.length === 0) break
+        changes.push(...await this.applyChunk(next))
+        this.forgetApplied()
       }
       // Nothing beyond the cursor: skip the range read (on a journaled store it would wait for
       // every pending write to reach LevelDB).
@@ -81,9 +95,15 @@ export class Projection {
         }
       }
       if (chunk.length > 0) changes.push(...await this.applyChunk(chunk))
+      this.forgetApplied()
       if (this.meta.erasing.length > 0) await this.finishErasure()
       return changes
     })
+  }
+
+  /** Drops handed-over events the cursor has passed. */
+  private forgetApplied(): void {
+    for (const local of this.handedOver.keys()) if (local <= this.meta.cursor) this.handedOver.delete(local)
   }
 
   /**
@@ -133,6 +153,7 @@ export class Projection {
       }
       await this.storage.write(deletes)
       this.cache.clear()
+      this.handedOver.clear()
       this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
     }).then(() => this.catchUp().then(() => undefined))
   }
