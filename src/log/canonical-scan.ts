@@ -78,7 +78,7 @@ function scanNumber(text: string, start: number): number {
   const intStart = i
   if (text.charCodeAt(i) === ZERO) i++
   else {
-    if (!isDigit(text.charCodeAt(i)) ) return -1
+    if (!isDigit(text.charCodeAt(i))) return -1
     while (isDigit(text.charCodeAt(i))) i++
   }
   const intDigits = i - intStart
