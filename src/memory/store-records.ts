@@ -27,7 +27,7 @@
  * the same session, message or state key write the same record and converge on merge.
  */
 import { InputError, LimitError } from '../errors.js'
-import { bytesToHex, canonicalJson, defaultCrypto, MAX_BODY_BYTES, parseJson, type JsonValue } from '../log/index.js'
+import { canonicalJson, defaultCrypto, MAX_BODY_BYTES, parseJson, type JsonValue } from '../log/index.js'
 import type { RecordView } from '../projection/index.js'
 import type { ConversationContext, ConversationSummary, JsonObject } from './memory-store.js'
 import { memberLabel, readStoreJson } from './store-json.js'
@@ -60,7 +60,7 @@ export function userTagPatch(view: RecordView, wanted: readonly string[]): { add
 
 /** H(parts): the first 24 hex of SHA-256 over the canonical JSON array of the parts. */
 function idHash(...parts: string[]): string {
-  return bytesToHex(defaultCrypto().sha256(canonicalJson(parts))).slice(0, ID_HASH_HEX)
+  return defaultCrypto().sha256Hex(canonicalJson(parts)).slice(0, ID_HASH_HEX)
 }
 
 export const contextIdFor = (sessionId: string, generation: number) => `ctx_${idHash('amp', 'session', sessionId, String(generation))}`

@@ -15,7 +15,7 @@
  */
 import { assertHex, describeValue } from '../assert.js'
 import { InputError } from '../errors.js'
-import { bytesToHex, canonicalJson, defaultCrypto } from '../log/index.js'
+import { canonicalJson, defaultCrypto } from '../log/index.js'
 import { readString } from './field-values.js'
 import { RECORD_KINDS, kindSpec, type RecordKind } from './kind-table.js'
 
@@ -73,7 +73,7 @@ export function recordIdFor(kind: RecordKind, fields: Readonly<Record<string, un
     if (value === undefined) throw new InputError('MISSING_FIELD', 'required for the record key', { field: `${kind}.${name}` })
     return readString(value, `${kind}.${name}`)
   })
-  const digest = bytesToHex(defaultCrypto().sha256(canonicalJson(values)))
+  const digest = defaultCrypto().sha256Hex(canonicalJson(values))
   return `${spec.idPrefix ?? ''}${digest.slice(0, KEY_ID_HEX_LENGTH)}`
 }
 

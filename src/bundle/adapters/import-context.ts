@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { CairnError, InputError, type ErrorLocation } from '../../errors.js'
-import { bytesToHex, canonicalJson, defaultCrypto, type JsonValue } from '../../log/index.js'
+import { canonicalJson, defaultCrypto, type JsonValue } from '../../log/index.js'
 import { formatTimestamp, newRecordId, readRecordId, validateCreate, type RecordKind } from '../../projection/index.js'
 import type { AdapterInput, AdapterOptions, AdapterResult, AdapterWarning, ImportedRecord, SourceName } from './types.js'
 
@@ -20,7 +20,7 @@ const HASH_ID_HEX = 24
 
 /** Lowercase hex SHA-256 of the UTF-8 text. */
 export function sha256Hex(text: string): string {
-  return bytesToHex(defaultCrypto().sha256(text))
+  return defaultCrypto().sha256Hex(text)
 }
 
 /** memory-model H: `prefix` + the first 24 hex of SHA-256 over the canonical JSON array of `parts`. */

@@ -11,7 +11,7 @@
  */
 import { assertArray, assertKnownKeys, assertObject } from '../../assert.js'
 import { InputError } from '../../errors.js'
-import { bytesToHex, canonicalJson, compareCodePoints, defaultCrypto } from '../../log/index.js'
+import { canonicalJson, compareCodePoints, defaultCrypto } from '../../log/index.js'
 import { isRecordKind, parseTimestamp, RECORD_KINDS } from '../../projection/kinds.js'
 import { joinJsonl } from './jsonl.js'
 import {
@@ -189,7 +189,7 @@ export function encodeMemBundle(contentValue: MemBundleContent, optionsValue: Wr
 
   const crypto = defaultCrypto()
   const files: MemFileEntry[] = sortFiles(
-    [...encoder.files].map(([path, bytes]) => ({ bytes: bytes.length, path, sha256: bytesToHex(crypto.sha256(bytes)) })),
+    [...encoder.files].map(([path, bytes]) => ({ bytes: bytes.length, path, sha256: crypto.sha256Hex(bytes) })),
   )
   const checksumsBytes = textEncoder.encode(checksumsText(files))
   const { coverage, scopes } = facts
@@ -210,7 +210,7 @@ export function encodeMemBundle(contentValue: MemBundleContent, optionsValue: Wr
     ...(options.specURL === undefined ? {} : { specURL: options.specURL }),
     ...(coverage === undefined ? {} : { coverage }),
     ...(scopes.length === 0 ? {} : { scopes }),
-    bundleDigest: bytesToHex(crypto.sha256(checksumsBytes)),
+    bundleDigest: crypto.sha256Hex(checksumsBytes),
   }
   const manifestBytes = textEncoder.encode(canonicalJson(manifest))
   const problems = new ProblemList()

@@ -14,7 +14,7 @@
 import { isUtf8 } from 'node:buffer'
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
-import { bytesToHex, defaultCrypto, parseJson, type CryptoProvider } from '../../log/index.js'
+import { defaultCrypto, parseJson, type CryptoProvider } from '../../log/index.js'
 import { findUnlistedEntries, readBundleFile } from './bundle-files.js'
 import { ContentBuilder, decodeBundleFile, type StreamContext } from './decode-streams.js'
 import {
@@ -77,7 +77,7 @@ async function checkChecksums(root: string, manifest: MemManifest, options: Reso
   if (!read.bytes.equals(Buffer.from(checksumsText(manifest.files), 'utf8'))) {
     problems.add('CHECKSUMS_MISMATCH', 'CHECKSUMS is not the sorted "<sha256>  <path>" lines of manifest.files', CHECKSUMS_FILE)
   }
-  if (manifest.bundleDigest !== undefined && bytesToHex(crypto.sha256(read.bytes)) !== manifest.bundleDigest) {
+  if (manifest.bundleDigest !== undefined && crypto.sha256Hex(read.bytes) !== manifest.bundleDigest) {
     problems.add('DIGEST_MISMATCH', 'the sha256 of CHECKSUMS is not manifest.bundleDigest', CHECKSUMS_FILE)
   }
 }
@@ -137,7 +137,7 @@ export async function inspectMemBundle(dir: string, options: ResolvedReadOptions
       continue
     }
     if (file.bytes.length !== entry.bytes) problems.add('SIZE_MISMATCH', `${file.bytes.length} bytes, the manifest says ${entry.bytes}`, entry.path)
-    if (bytesToHex(crypto.sha256(file.bytes)) !== entry.sha256) problems.add('CHECKSUM_MISMATCH', 'the sha256 of the file is not the one in the manifest', entry.path)
+    if (crypto.sha256Hex(file.bytes) !== entry.sha256) problems.add('CHECKSUM_MISMATCH', 'the sha256 of the file is not the one in the manifest', entry.path)
     const context: StreamContext = {
       problems,
       dropped,
