@@ -9,6 +9,7 @@ import { assertArray, assertBoolean, assertInteger, assertKnownKeys, assertObjec
 import { AuthError, CairnError, InputError } from '../errors.js'
 import { ApplyBatch, NO_DEPS, type StagedEvent } from './apply-batch.js'
 import { GRANT_OP, REVOKE_OP, REVOKE_TOKEN_OP, RIGHTS, type Right } from './authorization.js'
+import { utf8Encode } from './bytes.js'
 import type { Equivocation } from './chain-authentication.js'
 import type { JsonValue } from './canonical-json.js'
 import type { Clock } from './clock.js'
@@ -65,6 +66,11 @@ export interface IngestResult {
 
 export interface SpaceLogEvents {
   'events-applied': readonly LogEvent[]
+  /**
+   * The same events as they travel (header and body bytes, the stored signature), for live
+   * push without reading them back. Built only while someone listens.
+   */
+  'envelopes-applied': readonly EventEnvelope[]
   'bodies-erased': readonly EventId[]
   'equivocation': EquivocationRecord
   [name: string]: unknown
@@ -441,7 +447,16 @@ export class SpaceLog {
       local: staged.local,
       recordedAt: staged.recordedAt,
     }))
-    if (events.length > 0) this.listeners.emit('events-applied', events)
+    if (events.length === 0) return events
+    this.listeners.emit('events-applied', events)
+    if (this.listeners.has('envelopes-applied')) {
+      this.listeners.emit('envelopes-applied', applied.map(({ event, signature }) => ({
+        id: event.id,
+        header: utf8Encode(event.headerText),
+        ...(event.bodyBytes ? { body: event.bodyBytes } : {}),
+        ...(signature ? { signature } : {}),
+      })))
+    }
     return events
   }
 }

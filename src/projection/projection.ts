@@ -168,11 +168,13 @@ export class Projection {
     await this.storage.write(writes)
     batch.cacheStoredRecords()
     this.meta = meta
-    // Let the store's background flush run between chunks; a long chain of promise continuations
-    // would otherwise keep every pending write in memory until the whole catch-up ends.
-    await new Promise<void>((resolve) => setImmediate(resolve))
     if (erase.length > 0) await this.finishErasure()
     if (changes.length > 0) this.listeners.emit('records-changed', { changes, cursor })
+    // Let the store's background flush run between chunks (and between a caller's writes, whose
+    // reads may all be synchronous); a long chain of promise continuations would otherwise keep
+    // every pending write in memory. Subscribers have heard of the change already: a live change
+    // reaches them without waiting this turn of the event loop.
+    await new Promise<void>((resolve) => setImmediate(resolve))
     return changes
   }
 

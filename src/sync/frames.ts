@@ -19,15 +19,42 @@ function authorOf(envelope: { readonly header: Uint8Array }): string {
 
 const SEQ = /"seq":(\d+)/
 
+function seqOf(envelope: { readonly header: Uint8Array }): number {
+  return Number(SEQ.exec(Buffer.from(envelope.header.buffer, envelope.header.byteOffset, envelope.header.byteLength).toString('latin1'))?.[1] ?? 0)
+}
+
 /** For each author, the highest seq among these events (headers are canonical, so parsing is cheap). */
 export function vectorOfEvents(events: readonly { readonly header: Uint8Array }[]): Record<string, number> {
   const vector: Record<string, number> = {}
   for (const event of events) {
     const author = authorOf(event)
-    const seq = Number(SEQ.exec(Buffer.from(event.header.buffer, event.header.byteOffset, event.header.byteLength).toString('latin1'))?.[1] ?? 0)
+    const seq = seqOf(event)
     if (seq > (vector[author] ?? 0)) vector[author] = seq
   }
   return vector
+}
+
+/**
+ * Of events just applied (in apply order), those a peer at `vector` lacks, when they continue
+ * the vector with no gap and each author's last one carries a signature: then they can be sent
+ * as they are. Undefined otherwise (the log must be read to fill the gap or find the signature).
+ */
+export function continuationOf(envelopes: readonly EventEnvelope[], vector: Readonly<Record<string, number>>): EventEnvelope[] | undefined {
+  const next = new Map<string, number>()
+  const signed = new Map<string, boolean>()
+  const out: EventEnvelope[] = []
+  for (const envelope of envelopes) {
+    const author = authorOf(envelope)
+    const seq = seqOf(envelope)
+    const expected = next.get(author) ?? (vector[author] ?? 0) + 1
+    if (seq < expected) continue
+    if (seq > expected) return undefined
+    next.set(author, seq + 1)
+    signed.set(author, envelope.signature !== undefined)
+    out.push(envelope)
+  }
+  for (const isSigned of signed.values()) if (!isSigned) return undefined
+  return out
 }
 
 function sizeOf(envelope: EventEnvelope): number {

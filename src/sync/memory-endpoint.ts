@@ -22,11 +22,16 @@ export class MemoryEndpoint implements SyncEndpoint {
     return this.memory.log.envelopesSince(peerVector, { signatures: 'stored' })
   }
 
+  /** A replica's peer may see everything. */
+  async visible(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
+    return [...envelopes]
+  }
+
   async ingest(envelopes: EventEnvelope[]): Promise<void> {
     await this.memory.ingestDeferred(envelopes)
   }
 
-  onApplied(listener: () => void): () => void {
-    return this.memory.log.on('events-applied', listener)
+  onApplied(listener: (envelopes: readonly EventEnvelope[]) => void): () => void {
+    return this.memory.log.on('envelopes-applied', listener)
   }
 }

@@ -65,8 +65,8 @@ export class RelayEndpoint implements SyncEndpoint {
     return this.memory.versionVector()
   }
 
-  onApplied(listener: () => void): () => void {
-    return this.memory.log.on('events-applied', listener)
+  onApplied(listener: (envelopes: readonly EventEnvelope[]) => void): () => void {
+    return this.memory.log.on('envelopes-applied', listener)
   }
 
   /** The record an operation touches, as the scope sees it (its current tags, or a create's). */
@@ -80,9 +80,13 @@ export class RelayEndpoint implements SyncEndpoint {
   }
 
   async envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
-    const envelopes = await this.memory.log.envelopesSince(peerVector, { signatures: 'stored' })
+    return this.visible(await this.memory.log.envelopesSince(peerVector, { signatures: 'stored' }))
+  }
+
+  /** The peer's view of these events: bodies outside its scope removed (headers still travel). */
+  async visible(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
     const token = this.access.token
-    if (!token) return envelopes
+    if (!token) return [...envelopes]
     if (!hasPermission(token, 'read')) return envelopes.map(({ body: _body, ...header }) => header)
     const out: EventEnvelope[] = []
     for (const envelope of envelopes) {

@@ -179,6 +179,19 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         expect(got).toHaveLength(4)
       })
 
+      test('getMany gives the same answers for a few keys and for many (reads small and large go different ways)', async () => {
+        const storage = await fresh()
+        const stored = Array.from({ length: 40 }, (_, i) => `k:${String(i).padStart(2, '0')}`)
+        await storage.write(stored.filter((_, i) => i % 3 !== 0).map((key, i) => ({ type: 'put' as const, key, value: bytesOf(i + 1) })))
+        const expected = new Map<string, string | undefined>()
+        for (const key of stored) expected.set(key, hex(await storage.get(key)))
+        for (const size of [1, 7, 8, 9, 16, 40]) {
+          const asked = stored.slice(0, size).reverse()
+          expect((await storage.getMany(asked)).map(hex)).toEqual(asked.map((key) => expected.get(key)))
+        }
+        expect([...expected.values()].filter((value) => value === undefined)).toHaveLength(14)
+      })
+
       test('a key differing from a stored key only by a suffix or case is missing', async () => {
         const storage = await fresh()
         const key = storeKeys.event(SPACE_A, EVENT_IDS[3] as string)
@@ -503,10 +516,11 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         await expectStorageError(storage.get('k'))
       })
 
-      test('getMany on a closed storage fails with a StorageError', async () => {
+      test('getMany on a closed storage fails with a StorageError, for a few keys and for many', async () => {
         const storage = await fresh()
         await storage.close()
         await expectStorageError(storage.getMany(['k']))
+        await expectStorageError(storage.getMany(Array.from({ length: 20 }, (_, i) => `k${i}`)))
       })
 
       test('write on a closed storage fails with a StorageError', async () => {

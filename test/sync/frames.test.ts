@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ProtocolError } from '../../src/errors.js'
 import type { EventEnvelope, EventId } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
-import { cutFrames } from '../../src/sync/frames.js'
+import { continuationOf, cutFrames } from '../../src/sync/frames.js'
 import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, MAX_FRAME_EVENTS, type Message, type WireEvent } from '../../src/sync/messages.js'
 import type { Relay } from '../../src/sync/relay.js'
 import type { SyncClient } from '../../src/sync/sync-client.js'
@@ -203,6 +203,61 @@ describe('cutFrames', () => {
       for (const frame of frames) expect(encodeMessage({ type: 'events', seq: 1, events: frame }).length).toBeLessThanOrEqual(MAX_FRAME_BYTES)
     } finally {
       await memory.close()
+    }
+  })
+})
+
+describe('continuationOf', () => {
+  const seqOf = (envelope: EventEnvelope): number => (JSON.parse(Buffer.from(envelope.header).toString('utf8')) as { seq: number }).seq
+
+  /** What a live push may send, computed the slow way: undefined when there is a gap or an unsigned tail. */
+  function expected(applied: readonly EventEnvelope[], vector: Record<string, number>): EventEnvelope[] | undefined {
+    const fresh = applied.filter((envelope) => seqOf(envelope) > (vector[authorOf(envelope)] ?? 0))
+    const authors = new Set(fresh.map(authorOf))
+    for (const author of authors) {
+      const mine = fresh.filter((envelope) => authorOf(envelope) === author)
+      if (seqOf(mine[0] as EventEnvelope) !== (vector[author] ?? 0) + 1) return undefined
+      if (!(mine[mine.length - 1] as EventEnvelope).signature) return undefined
+    }
+    return fresh
+  }
+
+  it('sends just-applied events only when they continue the peer\'s vector and end signed per author', async () => {
+    const random = new SeededRandom(0xc0de)
+    const { memories } = await openReplicas(3)
+    try {
+      const owner = memories[0] as Memory
+      for (let step = 0; step < 10; step++) {
+        const memory = random.pick(memories)
+        const size = random.pick([1, 1, 2, 5, 17])
+        if (size === 1) await memory.remember({ kind: 'episode', summary: `s${step}` })
+        else await memory.rememberMany(Array.from({ length: size }, (_, i) => ({ kind: 'episode', summary: `b${step}.${i}` })))
+        if (random.int(0, 2) === 0) await deliver(memory, owner)
+      }
+      for (const memory of memories) await deliver(memory, owner)
+      const log = await owner.log.envelopesSince({}, { signatures: 'stored' })
+      const tips = owner.versionVector()
+      let sent = 0
+      let refused = 0
+      fc.assert(fc.property(
+        fc.nat({ max: log.length }), fc.nat({ max: log.length }),
+        fc.dictionary(fc.constantFrom(...Object.keys(tips)), fc.nat({ max: 80 })),
+        (a, b, vector) => {
+          const applied = log.slice(Math.min(a, b), Math.max(a, b))
+          const want = expected(applied, vector)
+          const got = continuationOf(applied, vector)
+          expect(got?.map((envelope) => envelope.id)).toEqual(want?.map((envelope) => envelope.id))
+          if (got && got.length > 0) sent++
+          if (!got) refused++
+        },
+      ), { numRuns: 400 })
+      // Both outcomes were exercised, so the property compared something on each side.
+      expect(sent).toBeGreaterThan(10)
+      expect(refused).toBeGreaterThan(10)
+      // The whole log continues an empty vector.
+      expect(continuationOf(log, {})?.length).toBe(log.length)
+    } finally {
+      await closeAll(memories)
     }
   })
 })

@@ -3,7 +3,8 @@
  * a peer never sends back what it was just sent, and a token holder that may not write what it
  * receives (a reader, a writer without redact) stays live while others write and delete.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { SpaceLog } from '../../src/log/space-log.js'
 import type { Memory } from '../../src/memory/index.js'
 import {
   openOwner, openReplica, recordStatuses, sleep, startRelay, startSync, Teardown, tokenFor, waitFor,
@@ -39,6 +40,30 @@ describe('live push', () => {
     const report = await peer.log.verify()
     expect(report.ok).toBe(true)
     expect(report.events).toBe(Object.values(owner.versionVector()).reduce((sum, seq) => sum + seq, 0))
+  })
+
+  it('live changes travel from the events just applied, without reading the log at the writer or the relay', async () => {
+    const { relay, owner } = await liveOwner()
+    const peer = await openReplica(teardown, owner)
+    await owner.grant(peer.author, ['admin'])
+    const client = await startSync(teardown, peer, relay.url)
+    await client.synced()
+    await waitFor(caughtUp(peer, owner), 'the peer to hold the grant')
+    await sleep(100)
+    const reads = vi.spyOn(SpaceLog.prototype, 'envelopesSince')
+    try {
+      for (let i = 0; i < 10; i++) {
+        await owner.remember({ kind: 'episode', summary: `live ${i}` })
+        await waitFor(caughtUp(peer, owner), `live change ${i} to arrive`)
+      }
+      await owner.rememberMany(Array.from({ length: 50 }, (_, i) => ({ kind: 'episode', summary: `bulk ${i}` })))
+      await waitFor(caughtUp(peer, owner), 'the batch to arrive')
+      expect(reads).not.toHaveBeenCalled()
+    } finally {
+      reads.mockRestore()
+    }
+    expect(await peer.digest()).toBe(await owner.digest())
+    expect((await peer.log.verify()).ok).toBe(true)
   })
 
   // Regression: receiveEvents used to advance peerVector only after ingesting, and applying
