@@ -40,7 +40,17 @@ export class MemoryCore {
     return Buffer.from(this.engine.store.crypto.randomBytes(bytes)).toString('hex')
   }
 
+  /** Resolves once the projection has applied the whole log (starting that, when on demand). */
   async settled(): Promise<void> {
+    await this.idle()
+    if (this.projection.features.onDemand && this.projection.behind) {
+      this.track(this.projection.catchUp())
+      await this.idle()
+    }
+  }
+
+  /** Resolves once background work has finished, without starting any. */
+  async idle(): Promise<void> {
     while (this.pending) await this.pending
   }
 

@@ -11,7 +11,7 @@
  * a write sees it. Other replicas' events come in through `ingest`.
  */
 import { assertArray, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
-import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
+import type { EventEnvelope, IngestResult, JsonValue, LogEvent, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
@@ -59,6 +59,11 @@ export type RecordStatus = 'absent' | 'visible' | 'redacted' | 'deleted'
 
 export interface MemoryChange {
   readonly changes: readonly RecordChange[]
+}
+
+/** A deletion or redaction: content to erase wherever it arrives. */
+function isTombstone(event: LogEvent): boolean {
+  return event.body?.op === MEMORY_OPS.delete || event.body?.op === MEMORY_OPS.redact
 }
 
 export class Memory {
@@ -395,6 +400,11 @@ export class Memory {
     return this.engine.log.versionVector()
   }
 
+  /** How many of the log's events the records reflect: `log.appliedCount` once settled. */
+  get projectedCount(): number {
+    return this.core.projection.cursor
+  }
+
   /** Signed events beyond `since` (all when omitted), for another replica's `ingest`. */
   events(since: VersionVector = {}): Promise<EventEnvelope[]> {
     return this.engine.log.envelopesSince(since)
@@ -424,8 +434,11 @@ export class Memory {
    */
   async ingestDeferred(events: readonly EventEnvelope[]): Promise<IngestResult> {
     const result = await this.engine.log.ingest(events)
-    if (result.applied.length > 0 || result.filled.length > 0) {
-      this.core.track(this.core.projection.catchUp(result.applied).then(() => this.core.projection.bodiesFilled(result.filled)))
+    const { projection } = this.core
+    // On demand, only a deletion (its content must be erased here now) or a late body starts the work.
+    const needed = !projection.features.onDemand || result.filled.length > 0 || result.applied.some(isTombstone)
+    if (needed && (result.applied.length > 0 || result.filled.length > 0)) {
+      this.core.track(projection.catchUp(result.applied).then(() => projection.bodiesFilled(result.filled)))
     }
     return result
   }
@@ -477,7 +490,7 @@ export class Memory {
   }
 
   async close(): Promise<void> {
-    await this.core.settled().catch(() => undefined)
+    await this.core.idle().catch(() => undefined)
     if (this.engine.sharedStore) return
     await this.engine.store.close()
   }

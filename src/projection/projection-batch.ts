@@ -29,6 +29,12 @@ import type { TextChange, TextIndex } from './text-index.js'
 export interface ProjectionFeatures {
   readonly fullText: boolean
   readonly asOf: boolean
+  /**
+   * Apply events only when something reads the records or a deletion arrives, not as they come
+   * (a relay: full-access peers are served from the log alone, so a space nobody reads through a
+   * token never needs its records). Opening does not catch up either.
+   */
+  readonly onDemand?: boolean
 }
 
 export const FULL_FEATURES: ProjectionFeatures = { fullText: true, asOf: true }

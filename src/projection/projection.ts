@@ -44,12 +44,17 @@ export class Projection {
     this.textIndex = new TextIndex(storage, this.keys.textIndex)
   }
 
-  /** Opens the projection of `log` and applies whatever the log holds beyond its cursor. */
+  /** Opens the projection of `log` and applies whatever the log holds beyond its cursor (unless on demand). */
   static async open(storage: LogStorage, log: SpaceLog, features: ProjectionFeatures = FULL_FEATURES): Promise<Projection> {
     const projection = new Projection(storage, log, features)
     projection.meta = decodeMeta(await storage.get(projection.keys.meta))
-    await projection.catchUp()
+    if (!features.onDemand) await projection.catchUp()
     return projection
+  }
+
+  /** Whether the log holds events this projection has not applied. */
+  get behind(): boolean {
+    return this.meta.cursor < this.log.appliedCount
   }
 
   /** The log position up to which events are applied. */

@@ -57,6 +57,11 @@ export interface RelaySpaceStats {
   readonly events: number
   /** Peers in a session on this space now. */
   readonly peers: number
+  /**
+   * Events applied to the relay's records. Records are projected on demand (a token peer's
+   * scope, a deletion), so this stays behind `events` while only full-access peers sync.
+   */
+  readonly projected: number
 }
 
 /** What a running relay serves, for monitoring (`cairn serve`) and benchmarks. */
@@ -156,14 +161,15 @@ export class Relay {
       const versionVector = memory.versionVector()
       let peers = 0
       for (const peer of this.peers) if (peer.space === space) peers++
-      return { space, versionVector, events: Object.values(versionVector).reduce((sum, seq) => sum + seq, 0), peers }
+      return { space, versionVector, events: Object.values(versionVector).reduce((sum, seq) => sum + seq, 0), peers, projected: memory.projectedCount }
     })
     return { peers: this.peers.size, bytesIn: this.traffic.bytesIn, bytesOut: this.traffic.bytesOut, spaces }
   }
 
   /**
-   * Resolves once the relay's projection of every open space has caught up with its log (events
-   * are acknowledged when durable; the records and deletions they carry are applied after).
+   * Resolves once the relay's projection of every open space has caught up with its log. Events
+   * are acknowledged when durable; the records they carry are applied on demand (a token peer's
+   * scope check, a deletion, or this call).
    */
   async settled(): Promise<void> {
     for (const memory of this.opened.values()) await memory.settled()
@@ -186,7 +192,9 @@ export class Relay {
     let memory = this.spaces.get(space)
     if (!memory) {
       // A relay evaluates scopes and applies deletions; it serves no searches or as-of reads.
-      memory = Memory.attach(this.store, space, this.identity, { fullText: false, asOf: false })
+      // Full-access peers are served from the log, so records are projected only when a token
+      // peer's scope needs them or a deletion arrives.
+      memory = Memory.attach(this.store, space, this.identity, { fullText: false, asOf: false, onDemand: true })
       memory.then((opened) => this.opened.set(space, opened), () => this.spaces.delete(space))
       this.spaces.set(space, memory)
     }
@@ -242,7 +250,7 @@ export class Relay {
     if (!memory.log.hasGenesis) {
       if (!hello.genesis) throw new AuthError('UNKNOWN_SPACE', 'this relay does not hold the space; its owner must bring the genesis', { space: hello.space })
       const id = this.store.crypto.sha256Hex(hello.genesis.header) as EventId
-      await memory.ingest([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
+      await memory.ingestDeferred([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
     }
     const proof = proveKey(this.identity, 'relay', hello.nonce, hello.space, hello.peer)
     await transport.send(encodeMessage({ type: 'welcome', version, relay: this.identity.author, nonce, proof }))
