@@ -24,6 +24,18 @@ async function liveOwner() {
 
 const caughtUp = (peer: Memory, owner: Memory) => () => peer.versionVector()[owner.author] === owner.versionVector()[owner.author]
 
+/** A live owner and a live admin peer, both synced and quiet. */
+async function livePeerOfOwner() {
+  const { relay, owner } = await liveOwner()
+  const peer = await openReplica(teardown, owner)
+  await owner.grant(peer.author, ['admin'])
+  const client = await startSync(teardown, peer, relay.url)
+  await client.synced()
+  await waitFor(caughtUp(peer, owner), 'the peer to hold the grant')
+  await sleep(100)
+  return { relay, owner, peer, client }
+}
+
 describe('live push', () => {
   it('new events reach a live full-access peer, which stays live, and every log verifies', async () => {
     const { relay, owner } = await liveOwner()
@@ -43,13 +55,7 @@ describe('live push', () => {
   })
 
   it('live changes travel from the events just applied, without reading the log at the writer or the relay', async () => {
-    const { relay, owner } = await liveOwner()
-    const peer = await openReplica(teardown, owner)
-    await owner.grant(peer.author, ['admin'])
-    const client = await startSync(teardown, peer, relay.url)
-    await client.synced()
-    await waitFor(caughtUp(peer, owner), 'the peer to hold the grant')
-    await sleep(100)
+    const { owner, peer } = await livePeerOfOwner()
     const reads = vi.spyOn(SpaceLog.prototype, 'envelopesSince')
     try {
       for (let i = 0; i < 10; i++) {
@@ -69,13 +75,7 @@ describe('live push', () => {
   // Regression: receiveEvents used to advance peerVector only after ingesting, and applying
   // woke the pump, which sent every live-pushed event straight back to the relay.
   it('a live peer never sends back the events it was just sent', async () => {
-    const { relay, owner } = await liveOwner()
-    const peer = await openReplica(teardown, owner)
-    await owner.grant(peer.author, ['admin'])
-    const client = await startSync(teardown, peer, relay.url)
-    await client.synced()
-    await waitFor(caughtUp(peer, owner), 'the peer to hold the grant')
-    await sleep(100)
+    const { owner, peer, client } = await livePeerOfOwner()
     let echoed = 0
     client.on('sent', ({ events }) => { echoed += events })
     await owner.rememberMany(Array.from({ length: 100 }, (_, i) => ({ kind: 'episode', summary: `bulk ${i}` })))
