@@ -19,13 +19,18 @@ export interface Entry {
 export class MemoryCore {
   /** A projection catch-up that reads must wait for (events stored by sync, not yet projected). */
   private pending: Promise<unknown> | undefined
+  private closing = false
 
   private constructor(readonly engine: Engine, readonly projection: Projection, readonly reader: ProjectionReader) {}
 
   static async open(engine: Engine, features?: ProjectionFeatures): Promise<MemoryCore> {
     const projection = await Projection.open(engine.store.storage, engine.log, features)
     const reader = new ProjectionReader(engine.store.storage, projection.keys, projection.textIndex, () => projection.cursor)
-    return new MemoryCore(engine, projection, reader)
+    const core = new MemoryCore(engine, projection, reader)
+    // On demand, opening applies nothing; what a crash may have left owed (an erasure, a deletion
+    // not yet applied) is found in the background.
+    if (projection.features.onDemand) core.track(projection.recover())
+    return core
   }
 
   get author(): string {
@@ -43,7 +48,7 @@ export class MemoryCore {
   /** Resolves once the projection has applied the whole log (starting that, when on demand). */
   async settled(): Promise<void> {
     await this.idle()
-    if (this.projection.features.onDemand && this.projection.behind) {
+    if (this.projection.features.onDemand && this.projection.behind && !this.closing) {
       this.track(this.projection.catchUp())
       await this.idle()
     }
@@ -54,14 +59,33 @@ export class MemoryCore {
     while (this.pending) await this.pending
   }
 
+  /** Starts no more background work, and waits for what runs (the store closes next). */
+  async close(): Promise<void> {
+    this.closing = true
+    await this.idle()
+  }
+
   /** Lets a projection catch-up run in the background; reads and writes wait for it. */
   track(run: Promise<unknown>): void {
+    if (this.closing) {
+      run.catch(() => undefined)
+      return
+    }
     const tracked: Promise<unknown> = run.finally(() => {
       if (this.pending === tracked) this.pending = undefined
     })
     this.pending = tracked
     // A failure surfaces on the next read or write through settled().
     run.catch(() => undefined)
+  }
+
+  /**
+   * Runs `task` in the background after the background work already tracked (so it sees its
+   * result), and tracks it in turn.
+   */
+  trackAfter(task: () => Promise<unknown>): void {
+    const previous = this.pending
+    this.track(previous ? previous.catch(() => undefined).then(task) : task())
   }
 
   /** Appends entries (one event, or one atomic signed batch) and projects them before returning. */

@@ -11,7 +11,7 @@
  * a write sees it. Other replicas' events come in through `ingest`.
  */
 import { assertArray, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
-import type { EventEnvelope, IngestResult, JsonValue, LogEvent, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
+import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
@@ -61,10 +61,6 @@ export interface MemoryChange {
   readonly changes: readonly RecordChange[]
 }
 
-/** A deletion or redaction: content to erase wherever it arrives. */
-function isTombstone(event: LogEvent): boolean {
-  return event.body?.op === MEMORY_OPS.delete || event.body?.op === MEMORY_OPS.redact
-}
 
 export class Memory {
   private readonly engine: Engine
@@ -435,11 +431,20 @@ export class Memory {
   async ingestDeferred(events: readonly EventEnvelope[]): Promise<IngestResult> {
     const result = await this.engine.log.ingest(events)
     const { projection } = this.core
-    // On demand, only a deletion (its content must be erased here now) or a late body starts the work.
-    const needed = !projection.features.onDemand || result.filled.length > 0 || result.applied.some(isTombstone)
-    if (needed && (result.applied.length > 0 || result.filled.length > 0)) {
-      this.core.track(projection.catchUp(result.applied).then(() => projection.bodiesFilled(result.filled)))
+    const { applied, filled } = result
+    if (applied.length === 0 && filled.length === 0) return result
+    if (!projection.features.onDemand) {
+      this.core.track(projection.catchUp(applied).then(() => projection.bodiesFilled(filled)))
+      return result
     }
+    // On demand (a relay): late bodies are placed at once (those beyond the cursor wait for the
+    // next catch-up), and events are applied now only when applying them erases something, so
+    // deleted content never lingers here. Checked after earlier background work has finished,
+    // which may be the deletion these events run into.
+    this.core.trackAfter(async () => {
+      await projection.bodiesFilled(filled)
+      if (await projection.mustApply(applied)) await projection.catchUp(applied)
+    })
     return result
   }
 
@@ -490,7 +495,7 @@ export class Memory {
   }
 
   async close(): Promise<void> {
-    await this.core.idle().catch(() => undefined)
+    await this.core.close().catch(() => undefined)
     if (this.engine.sharedStore) return
     await this.engine.store.close()
   }

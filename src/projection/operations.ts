@@ -35,6 +35,11 @@ export interface ForeignLines {
 }
 
 /** Reads a `memory.foreign` body: `{ kind, lines }` with an unknown kind and string lines. */
+/** A deletion or redaction: applying it erases content wherever it arrives. */
+export function isTombstoneBody(body: EventBody | undefined): boolean {
+  return body?.op === MEMORY_OPS.delete || body?.op === MEMORY_OPS.redact
+}
+
 export function decodeForeignLines(body: EventBody): ForeignLines | undefined {
   if (body.op !== MEMORY_OPS.foreign) return undefined
   const data = body.data

@@ -12,7 +12,8 @@ import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
 import { decodeMeta, decodeState, encodeMeta, type ProjectionMeta } from './projection-codec.js'
-import { decodeForeignLines, decodeMemoryOperation } from './operations.js'
+import { kindSpec } from './kinds.js'
+import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody } from './operations.js'
 import { projectionKeys, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache } from './record-cache.js'
 import { TextIndex } from './text-index.js'
@@ -55,6 +56,65 @@ export class Projection {
   /** Whether the log holds events this projection has not applied. */
   get behind(): boolean {
     return this.meta.cursor < this.log.appliedCount
+  }
+
+  /** Whether any record of this space was ever deleted or redacted here (cached; a range read the first time). */
+  private tombstoned: boolean | undefined
+
+  /**
+   * For an on-demand projection: whether these events must be applied now because applying
+   * them erases something (a deletion or redaction, content for a record this projection holds
+   * as deleted or redacted, a new or moved record under a deleted parent). Other events can
+   * wait for a reader. Costs nothing while the space has no tombstone.
+   */
+  async mustApply(events: readonly LogEvent[]): Promise<boolean> {
+    if (events.some((event) => isTombstoneBody(event.body))) return true
+    this.tombstoned ??= await this.hasTombstoneKey()
+    if (!this.tombstoned) return false
+    const ids = new Set<string>()
+    for (const event of events) {
+      const decoded = event.body ? decodeMemoryOperation(event.body) : undefined
+      if (!decoded) continue
+      ids.add(decoded.id)
+      const { operation } = decoded
+      const fields = operation.type === 'create' ? operation.fields : operation.type === 'patch' ? operation.set : undefined
+      if (!fields) continue
+      for (const parent of kindSpec(decoded.kind).parents) {
+        const value = fields[parent.field]
+        if (typeof value === 'string') ids.add(value)
+      }
+    }
+    const list = [...ids]
+    const states = await this.storage.getMany(list.map((id) => this.keys.state(id)))
+    return states.some((bytes, i) => bytes !== undefined && decodeState(bytes, this.keys.state(list[i] as string)).tombstone !== undefined)
+  }
+
+  private async hasTombstoneKey(): Promise<boolean> {
+    for await (const _key of this.storage.keys({ gte: this.keys.tombstonePrefix, lt: this.keys.end(this.keys.tombstonePrefix), limit: 1 })) return true
+    return false
+  }
+
+  /**
+   * For an on-demand projection after a restart: finishes an erasure a crash interrupted, and
+   * catches up when the events not yet applied hold something that `mustApply` (a deletion
+   * acknowledged just before the crash, say). Reads the unapplied tail once.
+   */
+  async recover(): Promise<void> {
+    await this.mutex.run(async () => {
+      if (this.meta.erasing.length > 0) await this.finishErasure()
+    })
+    if (!this.behind) return
+    let must = false
+    let chunk: LogEvent[] = []
+    for await (const event of this.log.readApplied(this.meta.cursor)) {
+      chunk.push(event)
+      if (chunk.length < APPLY_CHUNK) continue
+      must = await this.mustApply(chunk)
+      if (must) break
+      chunk = []
+    }
+    if (!must && chunk.length > 0) must = await this.mustApply(chunk)
+    if (must) await this.catchUp()
   }
 
   /** The log position up to which events are applied. */
@@ -173,6 +233,7 @@ export class Projection {
     await this.storage.write(writes)
     batch.cacheStoredRecords()
     this.meta = meta
+    if (events.some((event) => isTombstoneBody(event.body))) this.tombstoned = true
     if (erase.length > 0) await this.finishErasure()
     if (changes.length > 0) this.listeners.emit('records-changed', { changes, cursor })
     // Let the store's background flush run between chunks (and between a caller's writes, whose

@@ -27,6 +27,9 @@ export class MemoryEndpoint implements SyncEndpoint {
     return [...envelopes]
   }
 
+  /** Nothing is owed before a frame: the replica's own log checks it. */
+  async prepare(): Promise<void> {}
+
   async ingest(envelopes: EventEnvelope[]): Promise<void> {
     await this.memory.ingestDeferred(envelopes)
   }

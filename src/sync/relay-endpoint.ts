@@ -87,7 +87,7 @@ export class RelayEndpoint implements SyncEndpoint {
   async visible(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
     const token = this.access.token
     if (!token) return [...envelopes]
-    if (!hasPermission(token, 'read')) return envelopes.map(({ body: _body, ...header }) => header)
+    const reads = hasPermission(token, 'read')
     const out: EventEnvelope[] = []
     for (const envelope of envelopes) {
       if (!envelope.body || isControl(envelope.header)) {
@@ -95,7 +95,8 @@ export class RelayEndpoint implements SyncEndpoint {
         continue
       }
       const facts = factsOf(envelope.body)
-      const record = facts ? await this.recordOf(facts) : undefined
+      // Without read, only what every replica needs keeps its body: grants (above) and deletions.
+      const record = facts && reads ? await this.recordOf(facts) : undefined
       // A deletion reaches every reader (its body names ids, no content). A redaction's body
       // keeps the record's skeleton (tags, times), so only readers whose scope holds it see it.
       const visible = facts !== undefined && (facts.op === MEMORY_OPS.delete || (record !== undefined && scopeAllows(token.scope, record)))
@@ -106,6 +107,11 @@ export class RelayEndpoint implements SyncEndpoint {
       }
     }
     return out
+  }
+
+  /** A token peer's frames are checked against the records: bring them up to date first. */
+  async prepare(): Promise<void> {
+    if (this.access.token) await this.memory.settled()
   }
 
   /** @throws AuthError PERMISSION_DENIED naming the event */

@@ -29,6 +29,11 @@ export interface SyncEndpoint {
   envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]>
   /** What the peer may see of events just applied here (as `envelopesFor` would return them). */
   visible(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]>
+  /**
+   * Work this side owes before it can check a frame from the peer (a relay's records, for a
+   * token peer's scope). Not counted in the frame's apply time: the peer did not cause it.
+   */
+  prepare(): Promise<void>
   /** Verifies and stores events from the peer; resolves once they are durable. */
   ingest(envelopes: EventEnvelope[]): Promise<void>
   /** Calls back with the events whenever some are applied locally, whatever their origin. */
@@ -143,6 +148,7 @@ export class SyncSession {
     // The peer holds what it sends: never send it back. Moved before ingesting, because applying
     // wakes the pump, which must not see these events as new for the peer.
     this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(envelopes))
+    await this.endpoint.prepare()
     const started = Date.now()
     await this.endpoint.ingest(envelopes)
     if (Date.now() - started > MAX_FRAME_APPLY_MS) {

@@ -105,3 +105,91 @@ it('reopens without replaying its log into records, and a token peer still gets 
   expect((await reader.query({ limit: 10 })).records.map((record) => record.kind)).toEqual(['preference'])
   expect(statsOf(relay, owner.space)?.projected).toBe(eventCount(owner.versionVector()))
 })
+
+/** Every body of `ids` in the relay's store at `dir` (the relay stopped), by event id. */
+async function bodyStates(dir: string, space: string, ids: readonly string[]): Promise<(string | undefined)[]> {
+  const store = await LogStore.open({ path: path.join(dir, 'store') })
+  try {
+    const log = await store.openSpace(space)
+    expect((await log.verify()).ok).toBe(true)
+    return await Promise.all(ids.map(async (id) => (await log.get(id))?.bodyState))
+  } finally {
+    await store.close()
+  }
+}
+
+it('erases content that arrives after the deletion it runs into, with no reader asking', async () => {
+  const dir = await relayDirectory()
+  const relay = await startRelay(teardown, { path: dir })
+  const owner = await openOwner(teardown)
+  const record = await owner.remember({ kind: 'episode', summary: 'the old plan' })
+  const admin = await openReplica(teardown, owner)
+  await owner.grant(admin.author, ['admin'])
+  const ownerClient = await startSync(teardown, owner, relay.url)
+  await ownerClient.synced()
+  const first = await startSync(teardown, admin, relay.url, { live: false })
+  await first.synced()
+  await first.close()
+
+  // Offline, the admin edits the record; meanwhile the owner deletes it and the relay applies that.
+  await admin.update(record, { set: { summary: 'the late secret 4471' } })
+  const late = (await admin.history(record)).at(-1)?.event as string
+  await owner.forget(record)
+  await waitFor(() => statsOf(relay, owner.space)?.projected === eventCount(owner.versionVector()), 'the relay to apply the deletion')
+
+  const again = await startSync(teardown, admin, relay.url, { live: false })
+  await again.synced()
+  const held = eventCount(admin.versionVector())
+  await waitFor(() => statsOf(relay, owner.space)?.events === held && statsOf(relay, owner.space)?.projected === held, 'the relay to apply the late edit')
+  await relay.stop()
+  expect(await bodyStates(dir, owner.space, [late])).toEqual(['erased'])
+})
+
+it('after a crash between storing a deletion and applying it, a restarted relay applies it when the space opens', async () => {
+  const dir = await relayDirectory()
+  const first = await startRelay(teardown, { path: dir })
+  const owner = await openOwner(teardown)
+  const secret = await owner.remember({ kind: 'episode', summary: 'the door code is 4471' })
+  const upload = await startSync(teardown, owner, first.url, { live: false })
+  await upload.synced()
+  await upload.close()
+  await first.stop()
+  const contentEvents = await eventsOf(owner, secret)
+
+  // The deletion reaches the relay's log, but the process "dies" before applying it: written
+  // straight into the stopped relay's store, as an acknowledged frame would have been.
+  const sinceUpload = owner.versionVector()
+  await owner.forget(secret)
+  const store = await LogStore.open({ path: path.join(dir, 'store') })
+  await (await store.openSpace(owner.space)).ingest(await owner.events(sinceUpload))
+  await store.close()
+
+  const relay = await startRelay(teardown, { path: dir })
+  const client = await startSync(teardown, owner, relay.url, { live: false })
+  await client.synced()
+  const held = eventCount(owner.versionVector())
+  await waitFor(() => statsOf(relay, owner.space)?.projected === held, 'the restarted relay to apply the deletion')
+  await relay.stop()
+  expect(await bodyStates(dir, owner.space, contentEvents)).toEqual(contentEvents.map(() => 'erased'))
+})
+
+it('a token without read gets headers, with the bodies every replica needs (genesis, grants, deletions), and stays live', async () => {
+  const relay = await startRelay(teardown)
+  const owner = await openOwner(teardown)
+  const gone = await owner.remember({ kind: 'episode', summary: 'to be forgotten' })
+  await owner.remember({ kind: 'episode', summary: 'private' })
+  await owner.forget(gone)
+  const ownerClient = await startSync(teardown, owner, relay.url)
+  await ownerClient.synced()
+  const writer = await openReplica(teardown, owner)
+  await owner.grant(writer.author)
+  const client = await startSync(teardown, writer, relay.url, { token: tokenFor(owner, writer, { all: true }, ['write']) })
+  await client.synced()
+  await waitFor(() => eventCount(writer.versionVector()) === eventCount(owner.versionVector()), 'the writer to hold every event')
+  expect(client.status).toBe('live')
+  expect((await writer.query({ limit: 10 })).records).toEqual([])
+  expect(await writer.status(gone)).toBe('deleted')
+  await writer.remember({ kind: 'episode', summary: 'from the writer' })
+  await waitFor(async () => (await owner.query({ kind: 'episode', limit: 10 })).records.some((record) => record.summary === 'from the writer'), 'the write to reach the owner')
+  expect((await writer.log.verify()).ok).toBe(true)
+})
