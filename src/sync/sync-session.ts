@@ -13,11 +13,14 @@ import { CairnError, ProtocolError } from '../errors.js'
 import { defaultCrypto, joinVectors, type CryptoProvider, type EventEnvelope, type EventId, type VersionVector } from '../log/index.js'
 import { Listeners } from '../log/listeners.js'
 import { continuationOf, cutFrames, vectorOfEvents } from './frames.js'
-import { decodeMessage, encodeMessage, type Message, type WireEvent } from './messages.js'
+import { decodeMessage, encodeMessage, MAX_FRAME_EVENTS, type Message, type WireEvent } from './messages.js'
 import { CLOSE_PROTOCOL, type Transport } from './transport.js'
 
 export const WINDOW = 4
 export const HIGH_WATER_BYTES = 8 * 1024 * 1024
+/** Events applied during a send that are kept for the next one; beyond this the log is read again. */
+export const MAX_QUEUED_EVENTS = MAX_FRAME_EVENTS
+
 /** A frame whose events take longer than this to store ends the session. */
 export const MAX_FRAME_APPLY_MS = 30_000
 
@@ -57,6 +60,8 @@ export class SyncSession {
   private inFlight = 0
   private pumping = false
   private pumpAgain = false
+  /** Events applied while a send ran, in apply order: sent after it. */
+  private appliedMeanwhile: EventEnvelope[] = []
   private sentCaughtUp = false
   private peerCaughtUp = false
   private isSynced = false
@@ -160,18 +165,29 @@ export class SyncSession {
 
   /**
    * Live push. Events just applied that continue what the peer has go out as they are; anything
-   * else (a pump running, a gap, an unsigned tail) falls back to reading the log. Skipping the
-   * read matters: on a journaled store a range read waits until every pending write is in
-   * LevelDB, which was most of a live change's latency at each hop.
+   * else (a gap, an unsigned tail, catch-up not finished) falls back to reading the log. Skipping
+   * the read matters: on a journaled store a range read waits until every pending write is in
+   * LevelDB, which was most of a live change's latency at each hop. Events applied while a send
+   * runs are queued and go out together after it (one frame for many, under load).
    */
   private pushApplied(applied: readonly EventEnvelope[]): void {
     if (this.closed || this.peerVector === undefined) return
-    const fresh = this.pumping || !this.sentCaughtUp ? undefined : continuationOf(applied, this.peerVector)
-    if (!fresh) {
-      this.schedulePump()
-      return
-    }
-    if (fresh.length > 0) this.runPump(async () => this.sendAll(await this.endpoint.visible(fresh)))
+    if (!this.sentCaughtUp) this.schedulePump()
+    else if (this.pumping) {
+      // A full pump already owed covers these; otherwise they wait for the send in progress,
+      // unless a slow peer lets them pile up: then the log is read again afterwards instead.
+      if (this.pumpAgain) return
+      if (this.appliedMeanwhile.length + applied.length > MAX_QUEUED_EVENTS) {
+        this.appliedMeanwhile = []
+        this.pumpAgain = true
+      } else this.appliedMeanwhile.push(...applied)
+    } else this.sendApplied(applied)
+  }
+
+  private sendApplied(applied: readonly EventEnvelope[]): void {
+    const fresh = continuationOf(applied, this.peerVector ?? {})
+    if (!fresh) this.schedulePump()
+    else if (fresh.length > 0) this.runPump(async () => this.sendAll(await this.endpoint.visible(fresh)))
   }
 
   private schedulePump(): void {
@@ -179,7 +195,10 @@ export class SyncSession {
     this.runPump(() => this.pump())
   }
 
-  /** Runs one pump at a time; a request during a run becomes one full pump after it. */
+  /**
+   * Runs one send at a time. A full pump requested during a run happens once after it (and
+   * covers whatever was applied meanwhile); otherwise what was applied meanwhile is sent.
+   */
   private runPump(task: () => Promise<void>): void {
     if (this.pumping) {
       this.pumpAgain = true
@@ -188,10 +207,13 @@ export class SyncSession {
     this.pumping = true
     void task().catch((error: unknown) => this.fail(error)).finally(() => {
       this.pumping = false
-      if (this.pumpAgain && !this.closed) {
+      const meanwhile = this.appliedMeanwhile
+      this.appliedMeanwhile = []
+      if (this.closed) return
+      if (this.pumpAgain) {
         this.pumpAgain = false
         this.schedulePump()
-      }
+      } else if (meanwhile.length > 0) this.sendApplied(meanwhile)
     })
   }
 

@@ -4,7 +4,12 @@
  * receives (a reader, a writer without redact) stays live while others write and delete.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { EventEnvelope, VersionVector } from '../../src/log/index.js'
 import { SpaceLog } from '../../src/log/space-log.js'
+import { Memory as MemoryClass } from '../../src/memory/index.js'
+import { decodeMessage, encodeMessage, type Message } from '../../src/sync/messages.js'
+import { SyncSession, type SyncEndpoint } from '../../src/sync/sync-session.js'
+import type { Transport } from '../../src/sync/transport.js'
 import type { Memory } from '../../src/memory/index.js'
 import {
   openOwner, openReplica, recordStatuses, sleep, startRelay, startSync, Teardown, tokenFor, waitFor,
@@ -113,5 +118,85 @@ describe('live push', () => {
     await waitFor(async () => (await writer.status(doomed)) === 'deleted', 'the deletion to arrive')
     await sleep(200)
     expect(statuses).toEqual(['live'])
+  })
+})
+
+describe('live push while a send is in flight', () => {
+  /** A transport whose `events` sends stay pending until released, and an endpoint whose log reads are counted. */
+  function harness() {
+    const sent: Message[] = []
+    const held: (() => void)[] = []
+    const transport: Transport = {
+      bufferedAmount: 0,
+      isOpen: true,
+      send: (data) => {
+        const message = decodeMessage(data)
+        sent.push(message)
+        return message.type === 'events' ? new Promise<void>((resolve) => held.push(resolve)) : Promise.resolve()
+      },
+      onMessage: () => undefined,
+      onClose: () => undefined,
+      close: () => undefined,
+    }
+    let applied: ((envelopes: readonly EventEnvelope[]) => void) | undefined
+    let logReads = 0
+    const endpoint: SyncEndpoint = {
+      space: 'a'.repeat(64),
+      versionVector: (): VersionVector => ({}),
+      envelopesFor: async () => {
+        logReads++
+        return []
+      },
+      visible: async (envelopes) => [...envelopes],
+      prepare: async () => undefined,
+      ingest: async () => undefined,
+      onApplied: (listener) => {
+        applied = listener
+        return () => undefined
+      },
+    }
+    const session = new SyncSession(transport, endpoint)
+    return {
+      session, sent, held,
+      apply: (envelopes: readonly EventEnvelope[]) => (applied as (envelopes: readonly EventEnvelope[]) => void)(envelopes),
+      logReads: () => logReads,
+    }
+  }
+
+  it('sends what was applied meanwhile together after the send in progress, without reading the log', async () => {
+    const memory = await MemoryClass.open({ name: 'coalesce' })
+    teardown.add(2, () => memory.close())
+    for (let i = 0; i < 4; i++) await memory.remember({ kind: 'episode', summary: `one by one ${i}` })
+    const log = await memory.log.envelopesSince({}, { signatures: 'stored' })
+    expect(log).toHaveLength(5)
+    const { session, sent, held, apply, logReads } = harness()
+    await session.start()
+    session.receive(encodeMessage({ type: 'want', vector: {} }))
+    await waitFor(() => sent.some((message) => message.type === 'caught-up'), 'the empty catch-up')
+    expect(logReads()).toBe(1)
+
+    apply(log.slice(0, 2))
+    await waitFor(() => held.length === 1, 'the first live frame')
+    apply(log.slice(2, 3))
+    apply(log.slice(3, 5))
+    await sleep(20)
+    expect(sent.filter((message) => message.type === 'events')).toHaveLength(1)
+    ;(held.shift() as () => void)()
+    await waitFor(() => held.length === 1, 'the second live frame')
+    const frames = sent.filter((message): message is Extract<Message, { type: 'events' }> => message.type === 'events')
+    expect(frames.map((frame) => frame.events.length)).toEqual([2, 3])
+    // One signature per author per frame: the newest event of each frame carries it.
+    expect(frames.map((frame) => frame.events.filter((event) => event.signature).length)).toEqual([1, 1])
+    expect(logReads()).toBe(1)
+
+    // A gap (an event the peer lacks but that is not in the run) sends the session back to the log.
+    ;(held.shift() as () => void)()
+    await memory.remember({ kind: 'episode', summary: 'skipped' })
+    await memory.remember({ kind: 'episode', summary: 'next' })
+    const tail = await memory.log.envelopesSince({ [memory.author]: 5 }, { signatures: 'stored' })
+    expect(tail).toHaveLength(2)
+    apply(tail.slice(1))
+    await waitFor(() => logReads() === 2, 'a log read to fill the gap')
+    session.close()
   })
 })
