@@ -26,6 +26,18 @@ async function relayDirectory(): Promise<string> {
 
 const statsOf = (relay: Relay, space: string) => relay.stats().spaces.find((stats) => stats.space === space)
 
+/** Every body of `ids` in the relay's store at `dir` (the relay stopped), by event id. */
+async function bodyStates(dir: string, space: string, ids: readonly string[]): Promise<(string | undefined)[]> {
+  const store = await LogStore.open({ path: path.join(dir, 'store') })
+  try {
+    const log = await store.openSpace(space)
+    expect((await log.verify()).ok).toBe(true)
+    return await Promise.all(ids.map(async (id) => (await log.get(id))?.bodyState))
+  } finally {
+    await store.close()
+  }
+}
+
 it('serves full-access peers from the log without projecting, and projects before serving a token peer', async () => {
   const relay = await startRelay(teardown)
   const owner = await openOwner(teardown)
@@ -67,14 +79,7 @@ it('applies a deletion when it arrives and erases the content it held, with no r
   await relay.settled()
   await relay.stop()
 
-  const store = await LogStore.open({ path: path.join(dir, 'store') })
-  try {
-    const log = await store.openSpace(owner.space)
-    for (const id of contentEvents) expect((await log.get(id))?.bodyState, `event ${id.slice(0, 8)}`).toBe('erased')
-    expect((await log.verify()).ok).toBe(true)
-  } finally {
-    await store.close()
-  }
+  expect(await bodyStates(dir, owner.space, contentEvents)).toEqual(contentEvents.map(() => 'erased'))
 })
 
 it('reopens without replaying its log into records, and a token peer still gets exactly its scope', async () => {
@@ -105,18 +110,6 @@ it('reopens without replaying its log into records, and a token peer still gets 
   expect((await reader.query({ limit: 10 })).records.map((record) => record.kind)).toEqual(['preference'])
   expect(statsOf(relay, owner.space)?.projected).toBe(eventCount(owner.versionVector()))
 })
-
-/** Every body of `ids` in the relay's store at `dir` (the relay stopped), by event id. */
-async function bodyStates(dir: string, space: string, ids: readonly string[]): Promise<(string | undefined)[]> {
-  const store = await LogStore.open({ path: path.join(dir, 'store') })
-  try {
-    const log = await store.openSpace(space)
-    expect((await log.verify()).ok).toBe(true)
-    return await Promise.all(ids.map(async (id) => (await log.get(id))?.bodyState))
-  } finally {
-    await store.close()
-  }
-}
 
 it('erases content that arrives after the deletion it runs into, with no reader asking', async () => {
   const dir = await relayDirectory()
