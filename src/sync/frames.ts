@@ -19,6 +19,11 @@ function authorOf(envelope: { readonly header: Uint8Array }): string {
 
 const SEQ = /"seq":(\d+)/
 
+/** The author and seq of an event, read from its canonical header. */
+export function authorAndSeq(envelope: { readonly header: Uint8Array }): { author: string; seq: number } {
+  return { author: authorOf(envelope), seq: seqOf(envelope) }
+}
+
 function seqOf(envelope: { readonly header: Uint8Array }): number {
   return Number(SEQ.exec(Buffer.from(envelope.header.buffer, envelope.header.byteOffset, envelope.header.byteLength).toString('latin1'))?.[1] ?? 0)
 }

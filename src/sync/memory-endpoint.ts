@@ -5,6 +5,7 @@
  */
 import type { EventEnvelope, VersionVector } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
+import { deletionsFirst } from './catch-up-order.js'
 import type { SyncEndpoint } from './sync-session.js'
 
 export class MemoryEndpoint implements SyncEndpoint {
@@ -18,8 +19,9 @@ export class MemoryEndpoint implements SyncEndpoint {
     return this.memory.versionVector()
   }
 
-  envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
-    return this.memory.log.envelopesSince(peerVector, { signatures: 'stored' })
+  async envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
+    const log = this.memory.log
+    return deletionsFirst(await log.envelopesSince(peerVector, { signatures: 'stored' }), (id) => log.causalVector(id))
   }
 
   /** A replica's peer may see everything. */

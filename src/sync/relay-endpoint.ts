@@ -12,6 +12,7 @@ import { AuthError } from '../errors.js'
 import { parseJson, type EventEnvelope, type VersionVector } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { MEMORY_OPS, tagsOf } from '../projection/index.js'
+import { deletionsFirst } from './catch-up-order.js'
 import type { SyncEndpoint } from './sync-session.js'
 
 export interface PeerAccess {
@@ -80,7 +81,8 @@ export class RelayEndpoint implements SyncEndpoint {
   }
 
   async envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
-    return this.visible(await this.memory.log.envelopesSince(peerVector, { signatures: 'stored' }))
+    const log = this.memory.log
+    return this.visible(await deletionsFirst(await log.envelopesSince(peerVector, { signatures: 'stored' }), (id) => log.causalVector(id)))
   }
 
   /** The peer's view of these events: bodies outside its scope removed (headers still travel). */

@@ -1,0 +1,112 @@
+/**
+ * Deletions travel first in a catch-up (src/sync/catch-up-order.ts). Over random histories of
+ * three replicas (records, updates, forgets, partial exchanges), the reordered catch-up of a
+ * peer at a random point: holds exactly the same events; is a causal order (cut into frames, it
+ * ingests frame by frame into a replica at that point with nothing held, and ends at the same
+ * digest); and sends every deletion before any event outside the deletions' causal pasts.
+ * Against a relay, a fresh peer applies a deletion in its first frame even when thousands of
+ * newer events were applied before it on the relay.
+ */
+import { createHash } from 'node:crypto'
+import fc from 'fast-check'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { EventEnvelope } from '../../src/log/index.js'
+import { Memory } from '../../src/memory/index.js'
+import { deletionsFirst, isTombstoneEnvelope } from '../../src/sync/catch-up-order.js'
+import { authorAndSeq, cutFrames } from '../../src/sync/frames.js'
+import { closeAll, deliver, openReplicas } from '../helpers/memory-replicas.js'
+import { SeededRandom } from '../helpers/seeded-random.js'
+import { openOwner, openReplica, startRelay, startSync, Teardown } from '../helpers/sync-fixtures.js'
+
+const teardown = new Teardown()
+afterEach(() => teardown.run())
+
+function idOf(header: Uint8Array): string {
+  return createHash('sha256').update(header).digest('hex')
+}
+
+describe('deletionsFirst', () => {
+  it('is a causal order of the same events that puts every deletion before anything outside its causal past', async () => {
+    await fc.assert(fc.asyncProperty(fc.nat(), fc.nat({ max: 60 }), async (seed, cutAt) => {
+      const random = new SeededRandom(seed)
+      const { memories } = await openReplicas(3)
+      const owner = memories[0] as Memory
+      try {
+        const ids: string[] = []
+        for (let step = 0; step < 14; step++) {
+          const memory = random.pick(memories)
+          const roll = random.int(0, 9)
+          const mine = ids.length > 0 ? random.pick(ids) : undefined
+          if (roll < 2 && mine && (await memory.status(mine)) === 'visible') await memory.forget(mine)
+          else if (roll < 4 && mine && (await memory.status(mine)) === 'visible') await memory.update(mine, { set: { summary: `edit ${step}` } })
+          else if (roll < 6) ids.push(...await memory.rememberMany(Array.from({ length: random.int(2, 8) }, (_, i) => ({ kind: 'episode' as const, summary: `b${step}.${i}` }))))
+          else ids.push(await memory.remember({ kind: 'episode', summary: `s${step}` }))
+          if (random.int(0, 2) === 0) await deliver(memory, random.pick(memories))
+        }
+        for (const memory of memories) await deliver(memory, owner)
+        const log = await owner.log.envelopesSince({}, { signatures: 'stored' })
+        // The peer holds a prefix of the owner's apply order that ends signed (whole frames).
+        const frames = cutFrames(log, 3)
+        const prefix = frames.slice(0, cutAt % (frames.length + 1)).flat()
+        const peer = await Memory.open({ space: owner.space })
+        memories.push(peer)
+        if (prefix.length > 0) await peer.ingest(prefix.map((event) => ({ id: idOf(event.header), ...event })))
+        const lacking = await owner.log.envelopesSince(peer.versionVector(), { signatures: 'stored' })
+        const ordered = await deletionsFirst(lacking, (id) => owner.log.causalVector(id))
+
+        expect(ordered.map((event) => event.id).sort()).toEqual(lacking.map((event) => event.id).sort())
+        const reach: Record<string, number> = {}
+        for (const event of lacking.filter(isTombstoneEnvelope)) {
+          for (const [author, seq] of Object.entries((await owner.log.causalVector(event.id)) ?? {})) reach[author] = Math.max(reach[author] ?? 0, seq)
+        }
+        const inPast = (event: EventEnvelope) => authorAndSeq(event).seq <= (reach[authorAndSeq(event).author] ?? 0)
+        const lastTombstone = ordered.map(isTombstoneEnvelope).lastIndexOf(true)
+        const firstOutside = ordered.findIndex((event) => !inPast(event))
+        if (lastTombstone >= 0 && firstOutside >= 0) expect(lastTombstone).toBeLessThan(firstOutside)
+
+        for (const frame of cutFrames(ordered)) {
+          const result = await peer.ingest(frame.map((event) => ({ id: idOf(event.header), ...event })))
+          expect(result.held).toEqual([])
+        }
+        expect(peer.versionVector()).toEqual(owner.versionVector())
+        expect(await peer.digest()).toBe(await owner.digest())
+      } finally {
+        await closeAll(memories)
+      }
+    }), { numRuns: 12 })
+  })
+})
+
+it('a fresh peer applies a deletion in its first frame, though many newer events came before it at the relay', async () => {
+  const relay = await startRelay(teardown)
+  const owner = await openOwner(teardown)
+  const doomed = await owner.remember({ kind: 'episode', summary: 'to forget' })
+  const admin = await openReplica(teardown, owner)
+  await owner.grant(admin.author, ['admin'])
+  await (await startSync(teardown, owner, relay.url, { live: false })).synced()
+  const adminSync = await startSync(teardown, admin, relay.url, { live: false })
+  await adminSync.synced()
+  await adminSync.close()
+  // The admin deletes offline while the owner writes 3,000 more records and uploads them first.
+  await admin.forget(doomed)
+  for (let i = 0; i < 3; i++) await owner.rememberMany(Array.from({ length: 1000 }, (_, j) => ({ kind: 'episode', summary: `later ${i}.${j}` })))
+  const ownerSync = await startSync(teardown, owner, relay.url, { live: false })
+  await ownerSync.synced()
+  const again = await startSync(teardown, admin, relay.url, { live: false })
+  await again.synced()
+
+  const fresh = await openReplica(teardown, owner)
+  await owner.grant(fresh.author, ['admin'])
+  await (await startSync(teardown, owner, relay.url, { live: false })).synced()
+  const order: boolean[] = []
+  fresh.log.on('events-applied', (events) => {
+    for (const event of events) order.push(event.body?.op === 'memory.delete')
+  })
+  const client = await startSync(teardown, fresh, relay.url, { live: false })
+  await client.synced()
+  expect(fresh.versionVector()).toEqual(owner.versionVector())
+  expect(order.length).toBeGreaterThan(3000)
+  expect(order.indexOf(true)).toBeGreaterThanOrEqual(0)
+  expect(order.indexOf(true)).toBeLessThan(10)
+  expect(await fresh.status(doomed)).toBe('deleted')
+})
