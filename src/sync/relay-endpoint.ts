@@ -70,14 +70,17 @@ export class RelayEndpoint implements SyncEndpoint {
     return this.memory.log.on('envelopes-applied', listener)
   }
 
-  /** The record an operation touches, as the scope sees it (its current tags, or a create's). */
-  private async recordOf(facts: BodyFacts): Promise<ScopedRecord | undefined> {
+  /**
+   * The record an operation touches, as the scope sees it (its current tags, or a create's), and
+   * whether the relay holds it already (visible, redacted or deleted).
+   */
+  private async recordOf(facts: BodyFacts): Promise<(ScopedRecord & { readonly exists: boolean }) | undefined> {
     if (facts.id === undefined || facts.kind === undefined) return undefined
     const view = await this.memory.get(facts.id)
-    if (view) return { id: view.id, kind: view.kind, tags: tagsOf(view) }
+    if (view) return { id: view.id, kind: view.kind, tags: tagsOf(view), exists: true }
     const fields = (facts.data.fields ?? {}) as Record<string, unknown>
     const tags = facts.op === MEMORY_OPS.create ? [...strings(fields.tags), ...(facts.kind === 'episode' ? strings(fields.categories) : [])] : []
-    return { id: facts.id, kind: facts.kind, tags }
+    return { id: facts.id, kind: facts.kind, tags, exists: (await this.memory.status(facts.id)) !== 'absent' }
   }
 
   async envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
@@ -123,7 +126,9 @@ export class RelayEndpoint implements SyncEndpoint {
     const fresh = token ? await this.notHeld(envelopes) : envelopes
     if (fresh.length === 0) return
     if (token) {
-      if (!hasPermission(token, 'write')) throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
+      if (!hasPermission(token, 'write') && !hasPermission(token, 'derive')) {
+        throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
+      }
       for (const envelope of fresh) await this.checkWrite(envelope, token)
     }
     await this.memory.ingestDeferred(fresh)
@@ -146,6 +151,11 @@ export class RelayEndpoint implements SyncEndpoint {
     const facts = factsOf(envelope.body)
     const record = facts ? await this.recordOf(facts) : undefined
     if (!facts || !record) throw new AuthError('PERMISSION_DENIED', 'event is not a memory operation a token may write', where)
+    // `derive` without `write`: new records from what the holder reads (a derived fact, say),
+    // never a change to one that exists.
+    if (!hasPermission(token, 'write') && (facts.op !== MEMORY_OPS.create || record.exists)) {
+      throw new AuthError('PERMISSION_DENIED', 'with derive and no write, a token only creates new records', where)
+    }
     if (TOMBSTONE_OPS.includes(facts.op) && !hasPermission(token, 'redact')) {
       throw new AuthError('PERMISSION_DENIED', 'deleting and redacting need the redact permission', where)
     }

@@ -3,7 +3,7 @@
  * verify every chain) but bodies only for records in scope (by kind, by tags any/all/none, by
  * explicit ids, or all); what it can query and what its store holds show nothing else. Deletions
  * always reach it. Writing: a token writes only with `write`, within its scope, deletes only
- * with `redact`; an author the log never granted is refused whatever its token says, and its
+ * with `redact`; with `derive` and no `write` it only creates new records in its scope; an author the log never granted is refused whatever its token says, and its
  * events are applied nowhere.
  */
 import { afterEach, describe, expect, it } from 'vitest'
@@ -199,6 +199,29 @@ describe('writing through a scoped token', () => {
     const { memory, client } = await writer(lib, { all: true }, ['read'])
     const failure = failureOf(client)
     await memory.remember({ kind: 'preference', key: 'music', value: 'shoegaze' })
+    expect((await failure).code).toBe('PERMISSION_DENIED')
+    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+  })
+
+  it('derive without write: new records in scope go through, a change to an existing one is refused', async () => {
+    const lib = await library()
+    const { memory, client } = await writer(lib, { kinds: ['fact'] }, ['read', 'derive'])
+    const derived = await memory.remember({ kind: 'fact', episodeID: lib.ids.both, subject: 'user', predicate: 'hosts', object: 'garden parties' })
+    await waitFor(async () => (await lib.owner.get(derived))?.object === 'garden parties', 'the derived fact to reach the owner')
+    const failure = failureOf(client)
+    await memory.update(lib.ids.fact, { set: { object: 'oslo' } })
+    const error = await failure
+    expect(error.code).toBe('PERMISSION_DENIED')
+    expect(error.message).toMatch(/only creates new records/)
+    expect(await landed(lib, memory)).toEqual({ relay: 1, owner: 1 })
+    expect((await lib.owner.get(lib.ids.fact))?.object).toBe('trondheim')
+  })
+
+  it('derive without write cannot create a record outside its scope either', async () => {
+    const lib = await library()
+    const { memory, client } = await writer(lib, { kinds: ['fact'] }, ['read', 'derive'])
+    const failure = failureOf(client)
+    await memory.remember({ kind: 'episode', summary: 'not a fact' })
     expect((await failure).code).toBe('PERMISSION_DENIED')
     expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
   })
