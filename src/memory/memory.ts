@@ -255,6 +255,17 @@ export class Memory {
   }
 
   /**
+   * What deleting `id` would take with it here: the records derived only from it (facts of an
+   * episode, edges whose only evidence it is, entities left with no edge, chunks of a resource,
+   * edges of an entity). Empty for a record this replica does not show.
+   */
+  async forgetReach(id: string): Promise<{ readonly kind: RecordKind; readonly id: string }[]> {
+    await this.core.settled()
+    const view = await this.core.reader.get(assertNonEmptyString(id, 'id'))
+    return view ? (await planForget(this.engine.store.storage, this.core.projection.keys, view)).records : []
+  }
+
+  /**
    * Deletes a record for good, with what was derived only from it. The id never comes back, and
    * the event bodies that carried its content are erased from this store (and from every replica
    * the delete reaches). Returns the signed tombstone.

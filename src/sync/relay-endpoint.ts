@@ -51,6 +51,15 @@ function factsOf(body: Uint8Array): BodyFacts | undefined {
   }
 }
 
+/** The records a deletion names as derived from its target (`data.derived`: `{ kind, id }`). */
+function derivedOf(data: Record<string, unknown>): { id: string; kind: string }[] {
+  if (!Array.isArray(data.derived)) return []
+  return data.derived.flatMap((item: unknown) => {
+    const { id, kind } = (typeof item === 'object' && item !== null ? item : {}) as { id?: unknown; kind?: unknown }
+    return typeof id === 'string' && typeof kind === 'string' ? [{ id, kind }] : []
+  })
+}
+
 function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
 }
@@ -160,6 +169,19 @@ export class RelayEndpoint implements SyncEndpoint {
       throw new AuthError('PERMISSION_DENIED', 'deleting and redacting need the redact permission', where)
     }
     if (!scopeAllows(token.scope, record)) throw new AuthError('PERMISSION_DENIED', `record ${record.id} is outside the token's scope`, where)
+    // A deletion takes the records it names as derived with it. Each must be in scope, or truly
+    // derived only from the target as the relay sees it (what deleting it takes along anyway).
+    if (facts.op === MEMORY_OPS.delete) {
+      const reach = new Set((await this.memory.forgetReach(record.id)).map((derived) => derived.id))
+      for (const derived of derivedOf(facts.data)) {
+        if (reach.has(derived.id)) continue
+        const view = await this.memory.get(derived.id)
+        const target = view ? { id: view.id, kind: view.kind, tags: tagsOf(view) } : { ...derived, tags: [] }
+        if (!scopeAllows(token.scope, target)) {
+          throw new AuthError('PERMISSION_DENIED', `the deletion takes record ${derived.id} with it, which is outside the token's scope and not derived from ${record.id}`, where)
+        }
+      }
+    }
     if (facts.op === MEMORY_OPS.patch) {
       const add = (facts.data.add ?? {}) as Record<string, unknown>
       const remove = (facts.data.remove ?? {}) as Record<string, unknown>

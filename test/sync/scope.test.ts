@@ -203,6 +203,33 @@ describe('writing through a scoped token', () => {
     expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
   })
 
+  it('a deletion cannot take an out-of-scope record with it by naming it as derived', async () => {
+    const lib = await library()
+    const { memory, client } = await writer(lib, { kinds: ['episode'] }, ['read', 'write', 'redact'])
+    // A crafted deletion: the writer's own log signs whatever body it is given.
+    const log = memory.log as unknown as { append: (identity: unknown, entry: { op: string; data: Record<string, unknown> }) => Promise<unknown> }
+    const append = log.append.bind(log)
+    log.append = (identity, entry) => append(identity, entry.op === 'memory.delete' ? { ...entry, data: { ...entry.data, derived: [{ kind: 'preference', id: lib.ids.tone }] } } : entry)
+    const failure = failureOf(client)
+    await memory.forget(lib.ids.work)
+    const error = await failure
+    expect(error.code).toBe('PERMISSION_DENIED')
+    expect(error.message).toMatch(/outside the token's scope/)
+    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+    expect(await lib.owner.status(lib.ids.tone)).toBe('visible')
+    expect(await lib.owner.status(lib.ids.work)).toBe('visible')
+  })
+
+  it('a deletion in scope still takes what was derived only from its target, in scope or not', async () => {
+    const lib = await library()
+    const { memory } = await writer(lib, { kinds: ['episode'] }, ['read', 'write', 'redact'])
+    expect(await lib.owner.forgetReach(lib.ids.both)).toEqual([{ kind: 'fact', id: lib.ids.fact }])
+    await memory.forget(lib.ids.both)
+    await waitFor(async () => (await lib.owner.status(lib.ids.both)) === 'deleted', 'the deletion to reach the owner')
+    expect(await lib.owner.status(lib.ids.fact)).toBe('deleted')
+    expect(await lib.owner.status(lib.ids.tone)).toBe('visible')
+  })
+
   it('derive without write: new records in scope go through, a change to an existing one is refused', async () => {
     const lib = await library()
     const { memory, client } = await writer(lib, { kinds: ['fact'] }, ['read', 'derive'])
