@@ -147,7 +147,8 @@ export function decodeMemoryOperation(body: EventBody): MemoryOperation | undefi
       case MEMORY_OPS.delete:
       case MEMORY_OPS.redact: {
         const op = body.op === MEMORY_OPS.delete ? 'delete' : 'redact'
-        const derived = decodeDerived(data.derived ?? [])
+        // A redaction takes nothing with it: a derived list on one is ignored, never applied.
+        const derived = op === 'delete' ? decodeDerived(data.derived ?? []) : []
         if (!isObject(data.tombstone) || !derived) return undefined
         if (op === 'redact' && !isObject(data.skeleton)) return undefined
         return {
