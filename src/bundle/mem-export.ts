@@ -98,9 +98,10 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
     auditLog: audit ? await auditRows(memory.log, since?.ms) : [],
     ...(evidencePack ? { provenanceEdges: evidenced } : {}),
   }
-  // L2: deletion reaches every copy (tombstones, no resurrection); L3 adds a signed manifest
-  // and the audit trail, with every tombstone signed (Cairn always signs them).
-  const conformanceLevel: ConformanceLevel = sign && audit ? 'L3' : 'L2'
+  // L2: deletion reaches every copy (tombstones, no resurrection). L3 (spec notes §10) adds the
+  // audit log and the Evidence Pack with every tombstone signed (Cairn always signs them); Cairn
+  // also wants the manifest signed before it claims L3.
+  const conformanceLevel: ConformanceLevel = sign && evidencePack ? 'L3' : 'L2'
   const result = await writeMemBundle(dir, content, {
     generator,
     createdAt: formatTimestamp(Date.now()),

@@ -137,6 +137,13 @@ describe('export', () => {
     expect(manifest.conformanceLevel).toBe('L3')
     expect(manifest.capabilities).toContain('signed')
     expect((await validateMemBundle(out, { trustedKeys: [memory.author] })).valid).toBe(true)
+    // Signed with the audit trail but no Evidence Pack is not L3; neither is an unsigned pack.
+    const auditOnly = tempBundlePath()
+    await memory.export(auditOnly, { audit: true, sign: true })
+    expect((JSON.parse(read(auditOnly, 'manifest.json')) as Record<string, unknown>).conformanceLevel).toBe('L2')
+    const unsigned = tempBundlePath()
+    await memory.export(unsigned, { evidencePack: true })
+    expect((JSON.parse(read(unsigned, 'manifest.json')) as Record<string, unknown>).conformanceLevel).toBe('L2')
     const untrusted = await validateMemBundle(out, { trustedKeys: [TEST_KEY.publicKeyHex] })
     expect(untrusted.valid).toBe(false)
     expect(untrusted.problems.map((problem) => problem.file)).toContain('manifest.sig')

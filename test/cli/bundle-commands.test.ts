@@ -119,6 +119,19 @@ beforeAll(async () => {
   ok(await run(['export', f.pam, '--dir', home.dir]))
 })
 
+describe('cairn export --evidence-pack', () => {
+  it('adds the audit trail and provenance edges; signed, the bundle is L3 and validates with the key', async () => {
+    const out = path.join(f.out, 'evidence.mem')
+    const exported = JSON.parse(ok(await run(['export', out, '--evidence-pack', '--sign', '--dir', f.home.dir, '--json'])).stdout) as Json
+    expect(exported).toMatchObject({ format: 'mem', records: 5 })
+    const manifest = JSON.parse(await readFile(path.join(out, 'manifest.json'), 'utf8')) as Json
+    expect(manifest.conformanceLevel).toBe('L3')
+    expect((manifest.files as { path: string }[]).map((file) => file.path)).toEqual(expect.arrayContaining(['audit/log.jsonl']))
+    const key = (JSON.parse(ok(await run(['export', path.join(f.out, 'key.mem'), '--sign', '--dir', f.home.dir, '--json'])).stdout) as Json).signer as string
+    expect(ok(await run(['validate', out, '--trusted-key', key])).stdout).toMatch(/^valid: .*L3, signed/)
+  })
+})
+
 describe('cairn export, validate and import: a round trip through each format', () => {
   it('exports a .mem bundle that validates and fills a fresh home with the same records', async () => {
     const again = path.join(f.out, 'again.mem')
@@ -378,6 +391,7 @@ describe.concurrent('bad command lines exit 2 with one line naming the flag, bef
     { args: ['import', 'in', '--from', 'nope'], code: 'UNKNOWN_SOURCE', names: 'sources: mem0, openmemory' },
     { args: ['export', 'out', '--cbor'], code: 'CONFLICTING_FLAGS', names: '(flag --cbor)' },
     { args: ['export', 'out', '--format', 'log', '--sign'], code: 'CONFLICTING_FLAGS', names: '(flag --sign)' },
+    { args: ['export', 'out', '--format', 'log', '--evidence-pack'], code: 'CONFLICTING_FLAGS', names: '(flag --evidence-pack)' },
     { args: ['export', 'out.pam', '--since', '2024-06-01T00:00:00Z'], code: 'CONFLICTING_FLAGS', names: '(flag --since)' },
     { args: ['import', 'in', '--from', 'mem0', '--trusted-key', OTHER_KEY], code: 'CONFLICTING_FLAGS', names: '(flag --trusted-key)' },
     { args: ['import', 'in', '--from', 'mem0', '--format', 'mem'], code: 'CONFLICTING_FLAGS', names: '(flag --format)' },

@@ -23,6 +23,7 @@ interface ExportFlags {
   readonly since: string | undefined
   readonly sign: boolean
   readonly audit: boolean
+  readonly 'evidence-pack': boolean
   readonly cbor: boolean
 }
 
@@ -34,10 +35,12 @@ function checkApplies(format: BundleFormat, flags: ExportFlags): void {
     if (flags.since !== undefined) throw refuse('--since', 'a log snapshot holds every signed event; it has no incremental form')
     if (flags.sign) throw refuse('--sign', 'a log snapshot is authenticated by the signatures of its events; --sign is for .mem bundles')
     if (flags.audit) throw refuse('--audit', 'a log snapshot is the full history already; --audit is for .mem bundles')
+    if (flags['evidence-pack']) throw refuse('--evidence-pack', 'a log snapshot is the full history already; --evidence-pack is for .mem bundles')
   }
   if (format === 'pam') {
     if (flags.since !== undefined) throw refuse('--since', 'a PAM artifact is always a full export')
     if (flags.audit) throw refuse('--audit', 'a PAM artifact has no audit trail; --audit is for .mem bundles')
+    if (flags['evidence-pack']) throw refuse('--evidence-pack', 'a PAM artifact carries its provenance in its DAG; --evidence-pack is for .mem bundles')
   }
 }
 
@@ -61,7 +64,8 @@ empty directory). Formats:
        --cbor or a name ending in .cbor (pam is the default when <out> ends in .pam or .pam.cbor)
 --since T (mem) writes only what changed at or after T (an incremental bundle); --sign (mem)
 signs the manifest with this home's key, so \`cairn import --trusted-key KEY\` can insist on it;
---audit (mem) adds the audit trail (it names every author's key).
+--audit (mem) adds the audit trail (it names every author's key); --evidence-pack (mem) adds
+the audit trail and provenance/edges.jsonl (with --sign, the bundle claims conformance L3).
 
 Prints one line: what was written, how much, and where (with --json one object: {"format",
 "path", "records", …} per format). A long export reports its progress on stderr. Exits 1 with
@@ -73,6 +77,7 @@ TARGET_EXISTS, TARGET_NOT_EMPTY or NOT_EMPTY when <out> holds something.`,
     since: { type: 'string', valueName: 'T', description: 'mem: only what changed at or after T (RFC 3339)' },
     sign: { type: 'boolean', description: 'mem: sign the manifest with this home\'s key (PAM is always signed)' },
     audit: { type: 'boolean', description: 'mem: add the audit trail, one row per change' },
+    'evidence-pack': { type: 'boolean', description: 'mem: add the Evidence Pack (audit trail and provenance edges)' },
     cbor: { type: 'boolean', description: 'pam: write deterministic CBOR (.pam.cbor) instead of JSON' },
     json: JSON_FLAG,
   },
@@ -87,6 +92,7 @@ TARGET_EXISTS, TARGET_NOT_EMPTY or NOT_EMPTY when <out> holds something.`,
       ...(since !== undefined ? { since } : {}),
       ...(flags.sign && format === 'mem' ? { sign: true } : {}),
       ...(flags.audit ? { audit: true } : {}),
+      ...(flags['evidence-pack'] ? { evidencePack: true } : {}),
       ...(flags.cbor ? { cbor: true } : {}),
       onProgress: progress.phase(PHASES[format]),
     }
