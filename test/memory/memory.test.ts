@@ -112,6 +112,50 @@ describe('supersede and valid time', () => {
       expect(await replica.get(low)).toBeDefined()
     }
   })
+
+  /** Two concurrent supersedes of one fact, from two replicas; every replica's conflict report. */
+  async function concurrentSupersedes(
+    first: { confidence: number; validFrom: string; source?: 'asserted' | 'inferred' },
+    second: { confidence: number; validFrom: string; source?: 'asserted' | 'inferred' },
+  ) {
+    const { memories, clock } = await openReplicas(2)
+    open.push(...memories)
+    const [a, b] = memories as [Memory, Memory]
+    const episode = await a.remember({ kind: 'episode', summary: 'drinks' })
+    const fact = await a.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'drinks', object: 'tea' })
+    await exchangeAll(memories)
+    const by = async (memory: Memory, object: string, { confidence, validFrom, source }: typeof first) =>
+      memory.supersede(fact, { episodeID: episode, subject: 'user', predicate: 'drinks', object, confidence }, { validFrom, ...(source ? { source } : {}) })
+    const one = await by(a, 'coffee', first)
+    clock.advance(1000) // the second supersede is the later one by the clock
+    const two = await by(b, 'juice', second)
+    await exchangeAll(memories)
+    return { one, two, reports: await Promise.all(memories.map(async (memory) => (await memory.conflicts())[0])) }
+  }
+
+  it('a successor valid more than 60 s later than the others wins on recency, whatever its confidence', async () => {
+    const { two, reports } = await concurrentSupersedes(
+      { confidence: 0.9, validFrom: '2026-02-01T00:00:00Z' },
+      { confidence: 0.2, validFrom: '2026-02-01T00:01:01Z' },
+    )
+    for (const report of reports) expect(report).toMatchObject({ winner: two, reason: 'recency' })
+  })
+
+  it('between close, equally confident successors, a direct statement wins over an inference', async () => {
+    const { one, reports } = await concurrentSupersedes(
+      { confidence: 0.8, validFrom: '2026-02-01T00:00:30Z', source: 'asserted' },
+      { confidence: 0.8, validFrom: '2026-02-01T00:00:40Z', source: 'inferred' },
+    )
+    for (const report of reports) expect(report).toMatchObject({ winner: one, reason: 'source' })
+  })
+
+  it('when nothing else separates them, the later supersede wins by its clock', async () => {
+    const { two, reports } = await concurrentSupersedes(
+      { confidence: 0.8, validFrom: '2026-02-01T00:00:30Z' },
+      { confidence: 0.8, validFrom: '2026-02-01T00:00:40Z' },
+    )
+    for (const report of reports) expect(report).toMatchObject({ winner: two, reason: 'clock' })
+  })
 })
 
 describe('forget and redact', () => {
