@@ -94,10 +94,15 @@ export class RawPeer {
    * Runs the client side of the handshake as `identity` for `space`: hello, check nothing, prove
    * the key over the relay's nonce. Resolves with `ready`, or the `error` frame the relay sent.
    */
-  async handshake(identity: Identity, space: string, options: { token?: string; genesis?: EventEnvelope } = {}): Promise<Message | undefined> {
+  async handshake(
+    identity: Identity,
+    space: string,
+    options: { token?: string; genesis?: EventEnvelope; versions?: number[]; claim?: string } = {},
+  ): Promise<Message | undefined> {
     const genesis = options.genesis
+    // `claim`: the key the hello names, when it is not the key that proves (an impostor).
     await this.sendMessage({
-      type: 'hello', versions: [1], space, peer: identity.author, nonce: new Uint8Array(randomBytes(NONCE_BYTES)),
+      type: 'hello', versions: options.versions ?? [1], space, peer: options.claim ?? identity.author, nonce: new Uint8Array(randomBytes(NONCE_BYTES)),
       ...(options.token !== undefined ? { token: options.token } : {}),
       ...(genesis ? { genesis: { header: genesis.header, ...(genesis.body ? { body: genesis.body } : {}), ...(genesis.signature ? { signature: genesis.signature } : {}) } } : {}),
     })

@@ -8,7 +8,7 @@ import type { EventEnvelope, VersionVector } from '../../src/log/index.js'
 import { SpaceLog } from '../../src/log/space-log.js'
 import { Memory as MemoryClass } from '../../src/memory/index.js'
 import { decodeMessage, encodeMessage, type Message } from '../../src/sync/messages.js'
-import { SyncSession, type SyncEndpoint } from '../../src/sync/sync-session.js'
+import { HIGH_WATER_BYTES, SyncSession, type SyncEndpoint } from '../../src/sync/sync-session.js'
 import type { Transport } from '../../src/sync/transport.js'
 import type { Memory } from '../../src/memory/index.js'
 import {
@@ -126,8 +126,11 @@ describe('live push while a send is in flight', () => {
   function harness() {
     const sent: Message[] = []
     const held: (() => void)[] = []
+    const socket = { buffered: 0 }
     const transport: Transport = {
-      bufferedAmount: 0,
+      get bufferedAmount() {
+        return socket.buffered
+      },
       isOpen: true,
       send: (data) => {
         const message = decodeMessage(data)
@@ -157,7 +160,7 @@ describe('live push while a send is in flight', () => {
     }
     const session = new SyncSession(transport, endpoint)
     return {
-      session, sent, held,
+      session, sent, held, socket,
       apply: (envelopes: readonly EventEnvelope[]) => (applied as (envelopes: readonly EventEnvelope[]) => void)(envelopes),
       logReads: () => logReads,
     }
@@ -197,6 +200,26 @@ describe('live push while a send is in flight', () => {
     expect(tail).toHaveLength(2)
     apply(tail.slice(1))
     await waitFor(() => logReads() === 2, 'a log read to fill the gap')
+    session.close()
+  })
+
+  it('holds frames back while the socket buffers more than the high-water mark (backpressure)', async () => {
+    const memory = await MemoryClass.open({ name: 'backpressure' })
+    teardown.add(2, () => memory.close())
+    await memory.remember({ kind: 'episode', summary: 'waits for the socket' })
+    const log = await memory.log.envelopesSince({}, { signatures: 'stored' })
+    const { session, sent, held, socket, apply } = harness()
+    await session.start()
+    session.receive(encodeMessage({ type: 'want', vector: {} }))
+    await waitFor(() => sent.some((message) => message.type === 'caught-up'), 'the empty catch-up')
+    socket.buffered = HIGH_WATER_BYTES + 1
+    apply(log)
+    await sleep(150)
+    expect(sent.filter((message) => message.type === 'events')).toEqual([])
+    socket.buffered = HIGH_WATER_BYTES
+    await waitFor(() => held.length === 1, 'the frame once the buffer drained')
+    expect(sent.filter((message) => message.type === 'events')).toHaveLength(1)
+    held.shift()?.()
     session.close()
   })
 })

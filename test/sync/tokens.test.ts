@@ -13,6 +13,7 @@ import { defaultCrypto, Identity } from '../../src/log/index.js'
 import type { Memory } from '../../src/memory/index.js'
 import type { Relay } from '../../src/sync/relay.js'
 import { badValues } from '../helpers/bad-inputs.js'
+import { RawPeer } from '../helpers/raw-peer.js'
 import {
   download, failureOf, openOwner, openReplica, refusalOf, sleep, startRelay, startSync, Teardown, tokenFor, waitFor,
 } from '../helpers/sync-fixtures.js'
@@ -265,6 +266,34 @@ describe('tokens through the relay', () => {
     },
     { name: 'a malformed token', code: 'BAD_TOKEN', token: () => 'ct1.bm90IGEgdG9rZW4.AAAA' },
   ]
+
+  it('refuses a peer that names a key it cannot prove (the owner\'s, or a token\'s audience) with BAD_PROOF, and sends it nothing', async () => {
+    const s = await stage()
+    const impostor = Identity.generate()
+    const attempts = [
+      { claim: s.owner.author },
+      { claim: s.peer.author, token: tokenFor(s.owner, s.peer, { all: true }, ['read', 'write']) },
+    ]
+    for (const { claim, token } of attempts) {
+      const raw = await RawPeer.connect(s.relay.url)
+      const answer = await raw.handshake(impostor, s.owner.space, { claim, ...(token ? { token } : {}) })
+      expect(answer).toMatchObject({ type: 'error', code: 'BAD_PROOF' })
+      await raw.closed
+      expect(raw.received.filter((message) => message.type === 'events' || message.type === 'ready')).toEqual([])
+    }
+  })
+
+  it('refuses a hello offering only protocol versions it does not speak with UNSUPPORTED_VERSION', async () => {
+    const s = await stage()
+    const raw = await RawPeer.connect(s.relay.url)
+    const answer = await raw.handshake(s.owner.identity, s.owner.space, { versions: [2, 99] })
+    expect(answer).toMatchObject({ type: 'error', code: 'UNSUPPORTED_VERSION' })
+    await raw.closed
+    const agreed = await RawPeer.connect(s.relay.url)
+    teardown.add(0, () => agreed.close())
+    expect(await agreed.handshake(s.owner.identity, s.owner.space, { versions: [99, 1] })).toMatchObject({ type: 'ready' })
+    expect(await agreed.next('welcome')).toMatchObject({ version: 1 })
+  })
 
   for (const { name, code, token } of cases) {
     it(`refuses ${name} with ${code}, and nothing syncs either way`, async () => {
