@@ -192,6 +192,9 @@ export class SyncClient {
 
   private async answer(transport: Transport, welcome: Extract<Message, { type: 'welcome' }>, nonce: Uint8Array): Promise<string> {
     const crypto = this.memory.crypto
+    if (!PROTOCOL_VERSIONS.includes(welcome.version)) {
+      throw new ProtocolError('UNSUPPORTED_VERSION', `the relay chose protocol version ${welcome.version}; this client speaks ${PROTOCOL_VERSIONS.join(', ')}`, { frame: 'welcome' })
+    }
     if (this.options.relayKey !== undefined && welcome.relay !== this.options.relayKey) {
       throw new AuthError('RELAY_KEY_MISMATCH', `the relay proved key ${welcome.relay}, not the expected one`)
     }
