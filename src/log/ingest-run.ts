@@ -29,6 +29,17 @@ export interface IngestContext {
   readonly nowMs: () => number
   /** Flags an equivocating author and returns the error to throw. */
   readonly recordEquivocation: (equivocation: Equivocation) => Promise<AuthError>
+  /** Wall-clock ms by which the events must be stored; checked between steps, before the write. */
+  readonly deadline?: number
+}
+
+/** Events applied between two looks at the deadline. */
+const DEADLINE_STRIDE = 256
+
+function checkDeadline(context: IngestContext): void {
+  if (context.deadline !== undefined && Date.now() > context.deadline) {
+    throw new LimitError('SLOW_FRAME', 'the events could not be checked and stored in the time allowed; nothing was stored', { space: context.space })
+  }
 }
 
 export interface IngestOutcome {
@@ -56,8 +67,10 @@ export function decodeIngestInput(events: readonly unknown[], space: SpaceId, cr
 /** Runs one ingest; the caller holds the space's write lock. */
 export async function ingestDecoded(context: IngestContext, decoded: readonly DecodedEvent[]): Promise<IngestOutcome> {
   const { storage, state, space } = context
+  checkDeadline(context)
   const auth = await authenticateChains(decoded, state, context.crypto)
   if (auth.equivocation) throw await context.recordEquivocation(auth.equivocation)
+  checkDeadline(context)
   const fresh: Candidate[] = auth.fresh.map(({ event, segmentEnd }) => ({ event, segmentEnd, wasHeld: false }))
   const plan = await planIngest(fresh, state, space, (id) => loadHeld(context, id))
   if (state.pending.size + plan.hold.length > MAX_HELD_EVENTS) {
@@ -67,7 +80,8 @@ export async function ingestDecoded(context: IngestContext, decoded: readonly De
   const batch = new ApplyBatch(state, context.nowMs())
   const rejected: { id: EventId; error: CairnError }[] = []
   const dropped = new Set<EventId>()
-  for (const candidate of plan.apply) {
+  for (const [index, candidate] of plan.apply.entries()) {
+    if (index % DEADLINE_STRIDE === 0) checkDeadline(context)
     const { event } = candidate
     if (dropped.size > 0 && requirementsOf(event.id, event.header, space).some((id) => dropped.has(id))) {
       dropped.add(event.id)
@@ -103,6 +117,7 @@ export async function ingestDecoded(context: IngestContext, decoded: readonly De
       }),
     })
   }
+  checkDeadline(context)
   await storage.write(writes)
   batch.commit()
   for (const candidate of plan.apply) if (candidate.wasHeld) state.release(candidate.event.id)

@@ -234,12 +234,17 @@ export class SpaceLog {
    * Ingests events shipped from another replica: verifies ids, bodies, chains, signatures,
    * clocks and authorization; applies what it can in causal order; holds events whose
    * dependencies are missing until they arrive. All-or-nothing for the events passed in.
+   * @param options.deadline a time (ms since the epoch, wall clock) by which the events must be
+   *   stored; past it, ingest stops before writing anything (a sync frame's apply-time limit)
    * @throws VerifyError, AuthError (EQUIVOCATION names both ids), InputError, LimitError
+   *   (SLOW_FRAME when the deadline passed)
    */
-  async ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
+  async ingest(events: readonly EventEnvelope[] | readonly unknown[], options: { deadline?: number } = {}): Promise<IngestResult> {
+    const raw = assertOptions(options, ['deadline'], 'options')
+    const deadline = raw.deadline === undefined ? undefined : assertInteger(raw.deadline, 'options.deadline')
     const decoded = decodeIngestInput(events, this.space, this.crypto)
     return this.mutex.run(async () => {
-      const outcome = await ingestDecoded(this.ingestContext, decoded)
+      const outcome = await ingestDecoded(deadline === undefined ? this.ingestContext : { ...this.ingestContext, deadline }, decoded)
       return { ...outcome, applied: this.announce(outcome.applied) }
     })
   }

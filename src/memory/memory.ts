@@ -439,8 +439,8 @@ export class Memory {
    * Like `ingest`, but resolves once the events are durable in the log and lets the projection
    * catch up in the background (sync acknowledges frames this way); reads wait for it.
    */
-  async ingestDeferred(events: readonly EventEnvelope[]): Promise<IngestResult> {
-    const result = await this.engine.log.ingest(events)
+  async ingestDeferred(events: readonly EventEnvelope[], options: { deadline?: number } = {}): Promise<IngestResult> {
+    const result = await this.engine.log.ingest(events, options)
     const { projection } = this.core
     const { applied, filled } = result
     if (applied.length === 0 && filled.length === 0) return result

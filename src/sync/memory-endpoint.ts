@@ -32,8 +32,8 @@ export class MemoryEndpoint implements SyncEndpoint {
   /** Nothing is owed before a frame: the replica's own log checks it. */
   async prepare(): Promise<void> {}
 
-  async ingest(envelopes: EventEnvelope[]): Promise<void> {
-    await this.memory.ingestDeferred(envelopes)
+  async ingest(envelopes: EventEnvelope[], deadline?: number): Promise<void> {
+    await this.memory.ingestDeferred(envelopes, deadline === undefined ? {} : { deadline })
   }
 
   onApplied(listener: (envelopes: readonly EventEnvelope[]) => void): () => void {

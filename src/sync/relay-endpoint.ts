@@ -129,7 +129,7 @@ export class RelayEndpoint implements SyncEndpoint {
   }
 
   /** @throws AuthError PERMISSION_DENIED naming the event */
-  async ingest(envelopes: EventEnvelope[]): Promise<void> {
+  async ingest(envelopes: EventEnvelope[], deadline?: number): Promise<void> {
     const token = this.access.token
     // What the relay already holds in full changes nothing, so it needs no permission.
     const fresh = token ? await this.notHeld(envelopes) : envelopes
@@ -140,7 +140,7 @@ export class RelayEndpoint implements SyncEndpoint {
       }
       for (const envelope of fresh) await this.checkWrite(envelope, token)
     }
-    await this.memory.ingestDeferred(fresh)
+    await this.memory.ingestDeferred(fresh, deadline === undefined ? {} : { deadline })
   }
 
   /** Envelopes that add something here: an event not stored, or a body a stored header lacks. */

@@ -37,8 +37,11 @@ export interface SyncEndpoint {
    * token peer's scope). Not counted in the frame's apply time: the peer did not cause it.
    */
   prepare(): Promise<void>
-  /** Verifies and stores events from the peer; resolves once they are durable. */
-  ingest(envelopes: EventEnvelope[]): Promise<void>
+  /**
+   * Verifies and stores events from the peer; resolves once they are durable. Past `deadline`
+   * (wall-clock ms) it stores nothing and throws SLOW_FRAME.
+   */
+  ingest(envelopes: EventEnvelope[], deadline?: number): Promise<void>
   /** Calls back with the events whenever some are applied locally, whatever their origin. */
   onApplied(listener: (envelopes: readonly EventEnvelope[]) => void): () => void
 }
@@ -155,7 +158,7 @@ export class SyncSession {
     this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(envelopes))
     await this.endpoint.prepare()
     const started = Date.now()
-    await this.endpoint.ingest(envelopes)
+    await this.endpoint.ingest(envelopes, started + MAX_FRAME_APPLY_MS)
     if (Date.now() - started > MAX_FRAME_APPLY_MS) {
       throw new ProtocolError('SLOW_FRAME', `a frame took over ${MAX_FRAME_APPLY_MS} ms to apply`, { frame: 'events' })
     }

@@ -269,6 +269,24 @@ describe('ingest checks', () => {
   })
 })
 
+describe('ingest deadline', () => {
+  it('stores nothing and throws SLOW_FRAME once the deadline has passed; before it, ingests as usual', async () => {
+    const owner = Identity.generate()
+    const source = await (await memoryStore()).createSpace(owner)
+    await source.appendBatch(owner, Array.from({ length: 600 }, (_, n) => ({ op: 'note', data: { n } })))
+    const envelopes = await source.envelopesSince({}, { signatures: 'stored' })
+    const replica = await emptyReplica(source.space)
+    const before = await snapshot(replica)
+    const late = await rejectionOf(replica.ingest(envelopes, { deadline: Date.now() - 1 }))
+    expect(late.code).toBe('SLOW_FRAME')
+    expect(await snapshot(replica)).toBe(before)
+    expect((await rejectionOf(replica.ingest(envelopes, { deadline: 'soon' as unknown as number }))).code).toBe('WRONG_TYPE')
+    const result = await replica.ingest(envelopes, { deadline: Date.now() + 60_000 })
+    expect(result.applied).toHaveLength(601)
+    expect(replica.versionVector()).toEqual(source.versionVector())
+  })
+})
+
 describe('body erasure', () => {
   it('drops a body for good while the chain still verifies', async () => {
     const owner = Identity.generate()

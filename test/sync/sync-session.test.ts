@@ -7,8 +7,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { EventEnvelope, VersionVector } from '../../src/log/index.js'
 import { SpaceLog } from '../../src/log/space-log.js'
 import { Memory as MemoryClass } from '../../src/memory/index.js'
-import { decodeMessage, encodeMessage, type Message } from '../../src/sync/messages.js'
-import { HIGH_WATER_BYTES, SyncSession, type SyncEndpoint } from '../../src/sync/sync-session.js'
+import { cutFrames } from '../../src/sync/frames.js'
+import { decodeMessage, encodeMessage, type Message, type WireEvent } from '../../src/sync/messages.js'
+import { HIGH_WATER_BYTES, MAX_FRAME_APPLY_MS, SyncSession, type SyncEndpoint } from '../../src/sync/sync-session.js'
 import type { Transport } from '../../src/sync/transport.js'
 import type { Memory } from '../../src/memory/index.js'
 import {
@@ -143,6 +144,7 @@ describe('live push while a send is in flight', () => {
     }
     let applied: ((envelopes: readonly EventEnvelope[]) => void) | undefined
     let logReads = 0
+    const deadlines: (number | undefined)[] = []
     const endpoint: SyncEndpoint = {
       space: 'a'.repeat(64),
       versionVector: (): VersionVector => ({}),
@@ -152,7 +154,9 @@ describe('live push while a send is in flight', () => {
       },
       visible: async (envelopes) => [...envelopes],
       prepare: async () => undefined,
-      ingest: async () => undefined,
+      ingest: async (_envelopes, deadline) => {
+        deadlines.push(deadline)
+      },
       onApplied: (listener) => {
         applied = listener
         return () => undefined
@@ -160,7 +164,7 @@ describe('live push while a send is in flight', () => {
     }
     const session = new SyncSession(transport, endpoint)
     return {
-      session, sent, held, socket,
+      session, sent, held, socket, deadlines,
       apply: (envelopes: readonly EventEnvelope[]) => (applied as (envelopes: readonly EventEnvelope[]) => void)(envelopes),
       logReads: () => logReads,
     }
@@ -220,6 +224,22 @@ describe('live push while a send is in flight', () => {
     await waitFor(() => held.length === 1, 'the frame once the buffer drained')
     expect(sent.filter((message) => message.type === 'events')).toHaveLength(1)
     held.shift()?.()
+    session.close()
+  })
+
+  it('gives each received frame the apply-time limit as a deadline, and acknowledges it once stored', async () => {
+    const memory = await MemoryClass.open({ name: 'deadline' })
+    teardown.add(2, () => memory.close())
+    await memory.remember({ kind: 'episode', summary: 'arrives in a frame' })
+    const [frame] = cutFrames(await memory.log.envelopesSince({}, { signatures: 'stored' }))
+    const { session, sent, deadlines } = harness()
+    await session.start()
+    const before = Date.now()
+    session.receive(encodeMessage({ type: 'events', seq: 1, events: frame as WireEvent[] }))
+    await waitFor(() => sent.some((message) => message.type === 'ack'), 'the acknowledgement')
+    expect(deadlines).toHaveLength(1)
+    expect(deadlines[0]).toBeGreaterThanOrEqual(before + MAX_FRAME_APPLY_MS)
+    expect(deadlines[0]).toBeLessThanOrEqual(Date.now() + MAX_FRAME_APPLY_MS)
     session.close()
   })
 })
