@@ -81,11 +81,11 @@ export class MemoryCore {
 
   /**
    * Runs `task` in the background after the background work already tracked (so it sees its
-   * result), and tracks it in turn.
+   * result), and tracks it in turn. If that work failed, so does this (the failure surfaces).
    */
   trackAfter(task: () => Promise<unknown>): void {
     const previous = this.pending
-    this.track(previous ? previous.catch(() => undefined).then(task) : task())
+    this.track(previous ? previous.then(task) : task())
   }
 
   /** Appends entries (one event, or one atomic signed batch) and projects them before returning. */

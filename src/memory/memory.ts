@@ -61,7 +61,6 @@ export interface MemoryChange {
   readonly changes: readonly RecordChange[]
 }
 
-
 export class Memory {
   private readonly engine: Engine
 

@@ -21,14 +21,14 @@ export const HIGH_WATER_BYTES = 8 * 1024 * 1024
 /** Events applied during a send that are kept for the next one; beyond this the log is read again. */
 export const MAX_QUEUED_EVENTS = MAX_FRAME_EVENTS
 
-/** A frame whose events take longer than this to store ends the session. */
+/** A frame whose events take longer than this to check and store is refused, nothing of it stored. */
 export const MAX_FRAME_APPLY_MS = 30_000
 
 /** The local side of a session: one space, on a replica or a relay. */
 export interface SyncEndpoint {
   readonly space: string
   versionVector(): VersionVector
-  /** What the peer lacks beyond its vector, in apply order with every stored signature. */
+  /** What the peer lacks beyond its vector, deletions first (catch-up-order.ts), with every stored signature. */
   envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]>
   /** What the peer may see of events just applied here (as `envelopesFor` would return them). */
   visible(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]>
