@@ -14,6 +14,7 @@ import { promises as fs } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { WebSocketServer } from 'ws'
+import { assertInteger } from '../assert.js'
 import { CLOCK_SKEW_MS, verifyToken } from '../auth/index.js'
 import { AuthError, CairnError, InputError, ProtocolError } from '../errors.js'
 import {
@@ -38,6 +39,8 @@ export interface RelayOptions {
   readonly identity?: Identity
   readonly clock?: Clock
   readonly crypto?: CryptoProvider
+  /** How long a connection may take to finish its handshake (default HANDSHAKE_TIMEOUT_MS). */
+  readonly handshakeTimeoutMs?: number
 }
 
 /** A peer that proved its key and got a session, as the relay's events report it. */
@@ -102,12 +105,16 @@ export class Relay {
     private readonly store: LogStore,
     readonly identity: Identity,
     private readonly clock: Clock,
+    private readonly handshakeTimeoutMs: number,
   ) {
     server.on('connection', (socket) => this.accept(new CountingTransport(new WebSocketTransport(socket), this.traffic)))
   }
 
   /** Starts a relay listening on `port` (0: any free port) and `host` (default 127.0.0.1). */
   static async start(options: RelayOptions = {}): Promise<Relay> {
+    const handshakeTimeoutMs = options.handshakeTimeoutMs === undefined
+      ? HANDSHAKE_TIMEOUT_MS
+      : assertInteger(options.handshakeTimeoutMs, 'options.handshakeTimeoutMs', 1)
     let identity = options.identity
     let store: LogStore
     if (options.path !== undefined) {
@@ -132,7 +139,7 @@ export class Relay {
         server.once('listening', resolve)
         server.once('error', reject)
       })
-      return new Relay(server, store, identity, options.clock ?? new SystemClock())
+      return new Relay(server, store, identity, options.clock ?? new SystemClock(), handshakeTimeoutMs)
     } catch (error) {
       // Nothing stays open (or locked) when the relay cannot listen.
       await store.close()
@@ -205,7 +212,7 @@ export class Relay {
     const nonce = newNonce(this.store.crypto)
     let hello: Extract<Message, { type: 'hello' }> | undefined
     let session: SyncSession | undefined
-    const timeout = setTimeout(() => refuse(new ProtocolError('HANDSHAKE_TIMEOUT', `no handshake within ${HANDSHAKE_TIMEOUT_MS} ms`)), HANDSHAKE_TIMEOUT_MS)
+    const timeout = setTimeout(() => refuse(new ProtocolError('HANDSHAKE_TIMEOUT', `no handshake within ${this.handshakeTimeoutMs} ms`)), this.handshakeTimeoutMs)
     const refuse = (error: CairnError): void => {
       clearTimeout(timeout)
       transport.send(encodeMessage({ type: 'error', code: error.code, message: wireMessage(error) }))

@@ -392,6 +392,17 @@ describe('malformed frames against a running relay', () => {
     })
   }
 
+  it('a connection that does not finish its handshake in time gets HANDSHAKE_TIMEOUT and is closed', async () => {
+    const quick = await startRelay(teardown, { handshakeTimeoutMs: 200 })
+    const silent = await RawPeer.connect(quick.url)
+    const started = Date.now()
+    const closed = await silent.closed
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(silent.received).toContainEqual(expect.objectContaining({ type: 'error', code: 'HANDSHAKE_TIMEOUT' }))
+    expect(closed.code).toBe(4000)
+    await expect(startRelay(teardown, { handshakeTimeoutMs: 0 })).rejects.toMatchObject({ code: 'OUT_OF_RANGE' })
+  })
+
   it('a silent peer that never finishes its handshake does not hold up anyone', async () => {
     const raw = await connected()
     await raw.sendMessage({ type: 'hello', versions: [1], space: owner.space, peer: offender.author, nonce: new Uint8Array(32) })
