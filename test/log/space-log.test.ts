@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { SpaceAuthority } from '../../src/log/authorization.js'
 import { utf8Decode } from '../../src/log/bytes.js'
 import { Identity } from '../../src/log/identity.js'
 import type { EventId } from '../../src/log/ids.js'
@@ -93,6 +94,24 @@ describe('replicas and authorization', () => {
     expect(a.heads()).toHaveLength(2)
     expect((await a.verify()).ok).toBe(true)
     expect((await b.verify()).ok).toBe(true)
+  })
+
+  it('verify re-checks grants: an event from a writer never granted, stored by a store that skipped the check, is named', async () => {
+    const owner = Identity.generate()
+    const stranger = Identity.generate()
+    const log = await (await memoryStore()).createSpace(owner, { name: 'planted' })
+    await log.append(owner, { op: 'note', data: 'by the owner' })
+    // A store whose authorization check was broken when it stored the stranger's event.
+    const authorize = vi.spyOn(SpaceAuthority.prototype, 'authorize').mockReturnValue(undefined)
+    let planted: EventId
+    try {
+      planted = (await log.append(stranger, { op: 'note', data: 'never granted' })).id
+    } finally {
+      authorize.mockRestore()
+    }
+    const report = await log.verify()
+    expect(report.ok).toBe(false)
+    expect(report.problems).toEqual([expect.objectContaining({ code: 'NOT_AUTHORIZED', event: planted })])
   })
 
   it('refuses an unauthorized writer on append and on ingest, changing nothing', async () => {
