@@ -36,25 +36,25 @@ async function fakeRelay(welcome: (hello: Extract<Message, { type: 'hello' }>) =
 
 const relayKey = Identity.generate()
 
-it('refuses a relay that picks a protocol version the client did not offer', async () => {
+/** A client syncing with a fake relay whose welcome has `version` and a proof made by `prover`. */
+async function syncAgainst(version: number, prover: Identity) {
   const relay = await fakeRelay((hello) => ({
-    type: 'welcome', version: 2, relay: relayKey.author, nonce: newNonce(defaultCrypto()),
-    proof: proveKey(relayKey, 'relay', hello.nonce, hello.space, hello.peer),
+    type: 'welcome', version, relay: relayKey.author, nonce: newNonce(defaultCrypto()),
+    proof: proveKey(prover, 'relay', hello.nonce, hello.space, hello.peer),
   }))
   const owner = await openOwner(teardown)
-  const failure = failureOf(await startSync(teardown, owner, relay.url))
-  expect((await failure).code).toBe('UNSUPPORTED_VERSION')
-  expect(relay.received.map((message) => message.type)).toEqual(['hello'])
+  const failure = await failureOf(await startSync(teardown, owner, relay.url))
+  return { failure, sent: relay.received.map((message) => message.type) }
+}
+
+it('refuses a relay that picks a protocol version the client did not offer', async () => {
+  const { failure, sent } = await syncAgainst(2, relayKey)
+  expect(failure.code).toBe('UNSUPPORTED_VERSION')
+  expect(sent).toEqual(['hello'])
 })
 
 it('refuses a relay whose proof was made with another key than the one it names', async () => {
-  const other = Identity.generate()
-  const relay = await fakeRelay((hello) => ({
-    type: 'welcome', version: 1, relay: relayKey.author, nonce: newNonce(defaultCrypto()),
-    proof: proveKey(other, 'relay', hello.nonce, hello.space, hello.peer),
-  }))
-  const owner = await openOwner(teardown)
-  const failure = failureOf(await startSync(teardown, owner, relay.url))
-  expect((await failure).code).toBe('BAD_PROOF')
-  expect(relay.received.map((message) => message.type)).not.toContain('proof')
+  const { failure, sent } = await syncAgainst(1, Identity.generate())
+  expect(failure.code).toBe('BAD_PROOF')
+  expect(sent).not.toContain('proof')
 })
