@@ -1,5 +1,6 @@
+import nodeCrypto from 'node:crypto'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { bytesToHex } from '../../src/log/bytes.js'
 import { NativeCrypto, NobleCrypto, hasNativeCrypto } from '../../src/log/crypto/index.js'
 
@@ -54,6 +55,25 @@ describe('crypto providers', () => {
       expect(provider.verify(signature, new Uint8Array(1), 'zz')).toBe(false)
       expect(provider.verify(signature, new Uint8Array(1), 'ff'.repeat(32))).toBe(false)
       expect(provider.verify(signature.subarray(0, 63), new Uint8Array(1), 'ab'.repeat(32))).toBe(false)
+    }
+  })
+
+  it('imports each author\'s public key once: later verifications reuse it', () => {
+    const provider = new NativeCrypto()
+    const signer = provider.signerFromSeed(new Uint8Array(32).fill(9))
+    const key = bytesToHex(signer.publicKey)
+    const imports = vi.spyOn(nodeCrypto, 'createPublicKey')
+    try {
+      for (let i = 0; i < 5; i++) {
+        const bytes = new Uint8Array([i])
+        expect(provider.verify(signer.sign(bytes), bytes, key)).toBe(true)
+      }
+      expect(provider.verify(signer.sign(new Uint8Array([9])), new Uint8Array([8]), key)).toBe(false)
+      expect(imports).toHaveBeenCalledTimes(1)
+      provider.verify(signer.sign(new Uint8Array([1])), new Uint8Array([1]), 'ab'.repeat(32))
+      expect(imports).toHaveBeenCalledTimes(2)
+    } finally {
+      imports.mockRestore()
     }
   })
 })
