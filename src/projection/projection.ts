@@ -233,7 +233,7 @@ export class Projection {
     await this.storage.write(writes)
     batch.cacheStoredRecords()
     this.meta = meta
-    if (events.some((event) => isTombstoneBody(event.body))) this.tombstoned = true
+    if (this.features.onDemand && events.some((event) => isTombstoneBody(event.body))) this.tombstoned = true
     if (erase.length > 0) await this.finishErasure()
     if (changes.length > 0) this.listeners.emit('records-changed', { changes, cursor })
     // Let the store's background flush run between chunks (and between a caller's writes, whose

@@ -14,14 +14,20 @@ import { authorAndSeq } from './frames.js'
 
 // A body is canonical JSON with its keys in order (data, op, salt): the operation sits at the
 // end, after any user data, and the hex salt closes it.
-const TOMBSTONE_TAIL = /"op":"memory\.(?:delete|redact)","salt":"[0-9a-f]*"\}$/
+const TOMBSTONE_TAIL = /"op":"memory\.(delete|redact)","salt":"[0-9a-f]*"\}$/
 const TAIL_BYTES = 96
 
-export function isTombstoneEnvelope(envelope: EventEnvelope): boolean {
+/** Whether an event is a deletion or a redaction, read from the tail of its body. */
+export function tombstoneOpOf(envelope: EventEnvelope): 'delete' | 'redact' | undefined {
   const { body } = envelope
-  if (!body) return false
+  if (!body) return undefined
   const start = Math.max(0, body.byteLength - TAIL_BYTES)
-  return TOMBSTONE_TAIL.test(Buffer.from(body.buffer, body.byteOffset + start, body.byteLength - start).toString('latin1'))
+  const match = TOMBSTONE_TAIL.exec(Buffer.from(body.buffer, body.byteOffset + start, body.byteLength - start).toString('latin1'))
+  return match ? (match[1] as 'delete' | 'redact') : undefined
+}
+
+export function isTombstoneEnvelope(envelope: EventEnvelope): boolean {
+  return tombstoneOpOf(envelope) !== undefined
 }
 
 /** @param causalVector each event's causal vector (itself included), as the log stores it */

@@ -12,7 +12,7 @@ import { AuthError } from '../errors.js'
 import { parseJson, type EventEnvelope, type VersionVector } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { MEMORY_OPS, tagsOf } from '../projection/index.js'
-import { deletionsFirst } from './catch-up-order.js'
+import { deletionsFirst, tombstoneOpOf } from './catch-up-order.js'
 import type { SyncEndpoint } from './sync-session.js'
 
 export interface PeerAccess {
@@ -79,17 +79,14 @@ export class RelayEndpoint implements SyncEndpoint {
     return this.memory.log.on('envelopes-applied', listener)
   }
 
-  /**
-   * The record an operation touches, as the scope sees it (its current tags, or a create's), and
-   * whether the relay holds it already (visible, redacted or deleted).
-   */
-  private async recordOf(facts: BodyFacts): Promise<(ScopedRecord & { readonly exists: boolean }) | undefined> {
+  /** The record an operation touches, as the scope sees it (its current tags, or a create's). */
+  private async recordOf(facts: BodyFacts): Promise<ScopedRecord | undefined> {
     if (facts.id === undefined || facts.kind === undefined) return undefined
     const view = await this.memory.get(facts.id)
-    if (view) return { id: view.id, kind: view.kind, tags: tagsOf(view), exists: true }
+    if (view) return { id: view.id, kind: view.kind, tags: tagsOf(view) }
     const fields = (facts.data.fields ?? {}) as Record<string, unknown>
     const tags = facts.op === MEMORY_OPS.create ? [...strings(fields.tags), ...(facts.kind === 'episode' ? strings(fields.categories) : [])] : []
-    return { id: facts.id, kind: facts.kind, tags, exists: (await this.memory.status(facts.id)) !== 'absent' }
+    return { id: facts.id, kind: facts.kind, tags }
   }
 
   async envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
@@ -101,7 +98,11 @@ export class RelayEndpoint implements SyncEndpoint {
   async visible(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
     const token = this.access.token
     if (!token) return [...envelopes]
-    const reads = hasPermission(token, 'read')
+    // Without read, only what every replica needs keeps its body: grants and deletions.
+    const headerOnly = ({ body: _body, ...header }: EventEnvelope): EventEnvelope => header
+    if (!hasPermission(token, 'read')) {
+      return envelopes.map((envelope) => (isControl(envelope.header) || tombstoneOpOf(envelope) === 'delete' ? envelope : headerOnly(envelope)))
+    }
     const out: EventEnvelope[] = []
     for (const envelope of envelopes) {
       if (!envelope.body || isControl(envelope.header)) {
@@ -109,16 +110,11 @@ export class RelayEndpoint implements SyncEndpoint {
         continue
       }
       const facts = factsOf(envelope.body)
-      // Without read, only what every replica needs keeps its body: grants (above) and deletions.
-      const record = facts && reads ? await this.recordOf(facts) : undefined
+      const record = facts ? await this.recordOf(facts) : undefined
       // A deletion reaches every reader (its body names ids, no content). A redaction's body
       // keeps the record's skeleton (tags, times), so only readers whose scope holds it see it.
       const visible = facts !== undefined && (facts.op === MEMORY_OPS.delete || (record !== undefined && scopeAllows(token.scope, record)))
-      if (visible) out.push(envelope)
-      else {
-        const { body: _body, ...header } = envelope
-        out.push(header)
-      }
+      out.push(visible ? envelope : headerOnly(envelope))
     }
     return out
   }
@@ -162,7 +158,7 @@ export class RelayEndpoint implements SyncEndpoint {
     if (!facts || !record) throw new AuthError('PERMISSION_DENIED', 'event is not a memory operation a token may write', where)
     // `derive` without `write`: new records from what the holder reads (a derived fact, say),
     // never a change to one that exists.
-    if (!hasPermission(token, 'write') && (facts.op !== MEMORY_OPS.create || record.exists)) {
+    if (!hasPermission(token, 'write') && (facts.op !== MEMORY_OPS.create || (await this.memory.status(record.id)) !== 'absent')) {
       throw new AuthError('PERMISSION_DENIED', 'with derive and no write, a token only creates new records', where)
     }
     if (TOMBSTONE_OPS.includes(facts.op) && !hasPermission(token, 'redact')) {
