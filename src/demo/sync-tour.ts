@@ -4,7 +4,7 @@
  * WebSockets: concurrent offline edits converge to identical digests, a forget on the phone
  * erases the content on the laptop while both are live, and a third replica holding a token
  * scoped to preferences receives only preferences (other records travel as signed headers
- * without their content).
+ * without their content); a fourth, scoped to a tag, loses a record when the tag is removed.
  *
  * Invariant (as in start.ts): every value printed is read back from the engine at that moment,
  * and every narrated outcome is checked, so a step that misbehaves fails the demo.
@@ -118,6 +118,28 @@ export async function syncTour(root: string, { say, step, check }: Narrator): Pr
     const atReader = await reader.log.get(teaEvent)
     say(`  episode ${tea}: ${(await reader.get(tea)) === undefined ? 'absent' : 'PRESENT (!)'}; its create event arrived as a signed header only (body ${atReader?.bodyState})`)
     check((await reader.get(tea)) === undefined && atReader?.bodyState === 'absent', 'out-of-scope records travel as headers only')
+
+    step('a reader scoped to the tag "shared" syncs; then the laptop untags the one shared episode')
+    const shared = await laptop.remember({ kind: 'episode', summary: 'trip plan: Bergen in May', tags: ['shared'] })
+    const tagReader = await Memory.open({ path: path.join(root, 'sync-tag-reader'), space: laptop.space })
+    memories.push(tagReader)
+    const tagToken = laptop.createToken({ audience: tagReader.author, scope: { tags: { any: ['shared'] } }, permissions: ['read'], expiresIn: 3_600_000 })
+    const syncOnce = async (memory: Memory, token?: string): Promise<void> => {
+      const { client } = await startSync(memory, relay.url, { live: false, ...(token !== undefined ? { token } : {}) })
+      await client.synced()
+    }
+    await syncOnce(laptop)
+    await syncOnce(tagReader, tagToken)
+    const before = (await tagReader.query({})).records.map((record) => describe(record))
+    say(`  before: the tag reader sees ${before.map(quote).join(', ')}`)
+    check(before.length === 1 && (await tagReader.get(shared)) !== undefined, 'the tag reader sees the shared episode')
+    await laptop.update(shared, { remove: { tags: ['shared'] } })
+    await syncOnce(laptop)
+    await syncOnce(tagReader, tagToken)
+    const createEvent = (await laptop.history(shared)).find((item) => item.op === 'memory.create')?.event ?? ''
+    const kept = await tagReader.log.get(createEvent)
+    say(`  after: it sees ${count((await tagReader.query({})).records.length, 'record')}; the episode was withdrawn, its create event kept as a header (body ${kept?.bodyState})`)
+    check((await tagReader.get(shared)) === undefined && kept?.bodyState === 'absent' && (await tagReader.search('Bergen')).length === 0, 'a record that leaves a tag scope is withdrawn from the reader')
   } finally {
     for (const client of clients) await client.close()
     await relay.stop()

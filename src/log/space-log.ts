@@ -257,11 +257,28 @@ export class SpaceLog {
    * @throws InputError UNKNOWN_EVENT; AuthError NOT_ERASABLE for control events
    */
   async erase(ids: readonly string[]): Promise<EventId[]> {
+    const erased = await this.removeBodies(ids, true)
+    if (erased.length > 0) this.listeners.emit('bodies-erased', erased)
+    return erased
+  }
+
+  /**
+   * Removes the bodies of applied data events this replica may no longer keep (records that left
+   * a scoped reader's scope), compacted out of the store's files like an erasure, but not marked:
+   * a body sent again later (the record came back into scope) is stored again.
+   * @returns the ids whose bodies were removed now
+   * @throws InputError UNKNOWN_EVENT; AuthError NOT_ERASABLE for control events
+   */
+  withholdBodies(ids: readonly string[]): Promise<EventId[]> {
+    return this.removeBodies(ids, false)
+  }
+
+  private removeBodies(ids: readonly string[], markErased: boolean): Promise<EventId[]> {
     const list = assertArray(ids, 'ids').map((id, i) => assertEventId(id, `ids[${i}]`))
     return this.mutex.run(async () => {
       const records = await this.storage.getMany(list.map((id) => keys.event(this.space, id)))
       const writes: StorageWrite[] = []
-      const erased: EventId[] = []
+      const removed: EventId[] = []
       list.forEach((id, i) => {
         const bytes = records[i]
         if (bytes === undefined) throw new InputError('UNKNOWN_EVENT', 'no applied event has this id', { event: id })
@@ -269,17 +286,16 @@ export class SpaceLog {
         if (decodeHeader(record.header, id).kind === 'control') {
           throw new AuthError('NOT_ERASABLE', 'control events keep their bodies so authorization stays checkable', { event: id })
         }
-        if (record.erased) return
+        if (record.erased || (!markErased && record.body === undefined)) return
         const { body: _body, ...rest } = record
-        writes.push({ type: 'put', key: keys.event(this.space, id), value: encodeEventRecord({ ...rest, erased: true }) })
-        erased.push(id)
+        writes.push({ type: 'put', key: keys.event(this.space, id), value: encodeEventRecord(markErased ? { ...rest, erased: true } : rest) })
+        removed.push(id)
       })
-      if (erased.length === 0) return erased
+      if (removed.length === 0) return removed
       await this.storage.write(writes)
-      const sorted = [...erased].sort()
+      const sorted = [...removed].sort()
       await this.storage.compact(keys.event(this.space, sorted[0] as string), keys.event(this.space, `${sorted[sorted.length - 1]}\uffff`))
-      this.listeners.emit('bodies-erased', erased)
-      return erased
+      return removed
     })
   }
 

@@ -458,6 +458,21 @@ export class Memory {
     return result
   }
 
+  /**
+   * Drops records this replica may no longer hold because they left the scope of the token it
+   * syncs with (the relay says so; sync calls this). The bodies that carried their content are
+   * removed from the log, except this replica's own, and the records disappear from every read
+   * (subscribers hear `withdrawn`). Nothing is signed and no other replica is affected: this is
+   * not a deletion, and the relay sends the bodies again if the records come back into scope.
+   * @throws InputError WRONG_TYPE, EMPTY for a bad id list
+   */
+  async withdraw(ids: readonly string[]): Promise<void> {
+    const list = assertArray(ids, 'ids').map((id, i) => assertNonEmptyString(id, `ids[${i}]`))
+    if (list.length === 0) return
+    await this.core.settled()
+    await this.core.projection.withdrawRecords(list, this.author)
+  }
+
   /** Lets another replica's key write to this space (needs the admin right here). */
   async grant(author: string, rights?: readonly Right[]): Promise<void> {
     await this.engine.log.grant(this.engine.identity, author, rights)

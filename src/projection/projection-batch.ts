@@ -39,7 +39,8 @@ export interface ProjectionFeatures {
 
 export const FULL_FEATURES: ProjectionFeatures = { fullText: true, asOf: true }
 
-export type ChangeAction = 'created' | 'updated' | 'deleted' | 'redacted'
+/** `withdrawn`: the record left this replica's scope and its content is gone from here (sync with a scoped token). */
+export type ChangeAction = 'created' | 'updated' | 'deleted' | 'redacted' | 'withdrawn'
 
 export interface RecordChange {
   readonly id: string
@@ -60,6 +61,12 @@ const EMPTY_VIEW = new Uint8Array(0)
 
 function isDeleted(state: RecordState | undefined): boolean {
   return state?.tombstone?.op === 'delete'
+}
+
+/** A state no event with a body has touched (a restarted record whose bodies are all gone). */
+function isBlank(state: RecordState): boolean {
+  return state.created === undefined && state.tombstone === undefined && state.supersessions.length === 0 &&
+    [state.registers, state.sets, state.counters, state.maps, state.texts, state.ext].every((table) => Object.keys(table).length === 0)
 }
 
 export class ProjectionBatch {
@@ -129,6 +136,24 @@ export class ProjectionBatch {
     this.changed.add(id)
     this.runChanged.add(id)
     this.runTouched.add(id)
+  }
+
+  /**
+   * Starts records over from nothing, before their events are applied again (Projection
+   * replayRecords): the stored state stays the start of the diff, so views, indexes, text and
+   * references follow whatever the replay ends with; history and as-of versions are dropped and
+   * the replay writes the history again. Call before applyEvents.
+   */
+  async restart(ids: readonly string[]): Promise<void> {
+    await this.load(ids)
+    for (const id of ids) {
+      const stored = this.original.get(id)
+      if (!stored) continue
+      for (const prefix of [this.keys.historyPrefix(id), this.keys.versionPrefix(id)]) {
+        for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) this.writes.push({ type: 'del', key })
+      }
+      this.put(id, emptyRecordState(id, stored.kind))
+    }
   }
 
   /** Applies a run of events in order; their records' states are read in one go first. */
@@ -302,7 +327,9 @@ export class ProjectionBatch {
       if (!state || !sealed) continue
       const bytes = current.bytes
       const before = this.original.get(id)
-      if (this.changed.has(id)) this.writes.push({ type: 'put', key: this.keys.state(id), value: encodeState(state) })
+      if (this.changed.has(id)) {
+        this.writes.push(isBlank(state) ? { type: 'del', key: this.keys.state(id) } : { type: 'put', key: this.keys.state(id), value: encodeState(state) })
+      }
       this.diffReferences(id, before, state)
       this.writeConflict(id, sealed, before)
       const startView = this.startViews.get(id)
@@ -327,7 +354,8 @@ export class ProjectionBatch {
       const action: ChangeAction | undefined = deletedNow ? (start ? 'deleted' : undefined)
         : same ? undefined
         : redacted ? (wasRedacted ? undefined : 'redacted')
-        : bytes ? (start ? 'updated' : 'created') : undefined
+        : bytes ? (start ? 'updated' : 'created')
+        : start && !isDeleted(state) ? 'withdrawn' : undefined
       if (action) changes.push({ id, kind: state.kind as RecordKind, action })
     }
     if (textChanges.length > 0) this.writes.push(...await this.textIndex.planUpdates(textChanges))
@@ -339,7 +367,8 @@ export class ProjectionBatch {
   cacheStoredRecords(): void {
     for (const [id, current] of this.views) {
       if (!this.materialized.has(id)) continue
-      this.cache.set(id, { state: this.loaded.get(id), viewBytes: current.bytes, view: current.view })
+      const state = this.loaded.get(id)
+      this.cache.set(id, { state: state && isBlank(state) ? undefined : state, viewBytes: current.bytes, view: current.view })
     }
   }
 

@@ -11,7 +11,7 @@ import type { LogStorage } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
-import { decodeMeta, decodeState, encodeMeta, type ProjectionMeta } from './projection-codec.js'
+import { decodeJson, decodeMeta, decodeState, encodeMeta, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
 import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody } from './operations.js'
 import { projectionKeys, type ProjectionKeys } from './projection-keys.js'
@@ -173,16 +173,17 @@ export class Projection {
 
   /**
    * Bodies that arrived after their headers were applied (a header-only copy filled in by a peer
-   * that had the body). Content for a deleted or redacted record is erased at once, as it would
-   * have been had it come first. Anything else must take its place in the causal order of its
-   * record, so the projection is rebuilt (rare: only direct exchanges and snapshot imports fill
-   * bodies; relays never send a body they first sent without).
-   * @returns whether a rebuild ran
+   * that had the body: a record that came into a scoped reader's scope, say). Content for a
+   * deleted or redacted record is erased at once, as it would have been had it come first.
+   * Anything else must take its place in the causal order of its record, so the records it
+   * touches are replayed (replayRecords); a line of an unknown kind rebuilds the projection.
+   * @returns the records replayed
    */
-  async bodiesFilled(ids: readonly EventId[]): Promise<boolean> {
-    if (ids.length === 0) return false
-    const needsRebuild = await this.mutex.run(async () => {
+  async bodiesFilled(ids: readonly EventId[]): Promise<string[]> {
+    if (ids.length === 0) return []
+    const plan = await this.mutex.run(async () => {
       const erase: EventId[] = []
+      const records = new Set<string>()
       let rebuild = false
       for (const id of ids) {
         const event = await this.log.get(id)
@@ -195,13 +196,75 @@ export class Projection {
         const bytes = await this.storage.get(this.keys.state(decoded.id))
         const tombstoned = bytes !== undefined && decodeState(bytes, this.keys.state(decoded.id)).tombstone !== undefined
         if (tombstoned && decoded.operation.type !== 'tombstone') erase.push(id)
-        else rebuild = true
+        else {
+          records.add(decoded.id)
+          for (const derived of decoded.derived ?? []) records.add(derived.id)
+        }
       }
       if (erase.length > 0) await this.log.erase(erase)
-      return rebuild
+      return { rebuild, records: [...records] }
     })
-    if (needsRebuild) await this.rebuild()
-    return needsRebuild
+    if (plan.rebuild) {
+      await this.rebuild()
+      return plan.records
+    }
+    await this.replayRecords(plan.records, ids)
+    return plan.records
+  }
+
+  /**
+   * Applies the events of some records again, from nothing and in log order: their history
+   * entries plus `events` (bodies that just arrived). For these records the result is what a
+   * rebuild from the log gives, except that their as-of versions collapse into the current one.
+   * Used when bodies arrive late or are withdrawn (withdrawRecords), so nothing else is redone.
+   */
+  replayRecords(ids: readonly string[], events: readonly EventId[] = []): Promise<RecordChange[]> {
+    if (ids.length === 0) return Promise.resolve([])
+    return this.mutex.run(async () => {
+      const wanted = new Set(ids)
+      const eventIds = new Set<string>(events)
+      for (const id of wanted) {
+        const prefix = this.keys.historyPrefix(id)
+        for await (const [, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) eventIds.add((decodeJson(value) as string).slice(1))
+      }
+      const replay: LogEvent[] = []
+      for (const id of eventIds) {
+        const event = await this.log.get(id)
+        const decoded = event?.body ? decodeMemoryOperation(event.body) : undefined
+        if (!event || !decoded || event.local > this.meta.cursor) continue
+        if (wanted.has(decoded.id) || decoded.derived?.some((record) => wanted.has(record.id))) replay.push(event)
+      }
+      replay.sort((a, b) => a.local - b.local)
+      const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
+      await batch.restart([...wanted])
+      await batch.applyEvents(replay)
+      return this.store(batch, this.meta.cursor)
+    })
+  }
+
+  /**
+   * Records this replica may no longer hold (they left the scope of the token it syncs with): the
+   * bodies of the events that carried their content are removed from the log (they are stored
+   * again if the records come back into scope) and the records replayed from what is left, so
+   * they disappear. Events by `keep` (this replica's own author) keep their bodies: what a
+   * replica wrote stays with it.
+   */
+  async withdrawRecords(ids: readonly string[], keep?: string): Promise<RecordChange[]> {
+    const bodies = await this.mutex.run(async () => {
+      const out: EventId[] = []
+      for (const id of new Set(ids)) {
+        const prefix = this.keys.historyPrefix(id)
+        for await (const [, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
+          const entry = decodeJson(value) as string
+          if (!entry.startsWith('c')) continue
+          const event = await this.log.get(entry.slice(1))
+          if (event?.body && event.header.author !== keep) out.push(event.id)
+        }
+      }
+      return out
+    })
+    if (bodies.length > 0) await this.log.withholdBodies(bodies)
+    return this.replayRecords(ids)
   }
 
   /** Drops the whole projection and applies the log again from its first event. */
@@ -226,21 +289,26 @@ export class Projection {
   private async applyChunk(events: readonly LogEvent[]): Promise<RecordChange[]> {
     const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
     await batch.applyEvents(events)
-    const { writes, erase, changes } = await batch.finish(this.meta)
-    const cursor = (events[events.length - 1] as LogEvent).local
-    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run }
-    writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
-    await this.storage.write(writes)
-    batch.cacheStoredRecords()
-    this.meta = meta
     if (this.features.onDemand && events.some((event) => isTombstoneBody(event.body))) this.tombstoned = true
-    if (erase.length > 0) await this.finishErasure()
-    if (changes.length > 0) this.listeners.emit('records-changed', { changes, cursor })
+    const changes = await this.store(batch, (events[events.length - 1] as LogEvent).local)
     // Let the store's background flush run between chunks (and between a caller's writes, whose
     // reads may all be synchronous); a long chain of promise continuations would otherwise keep
     // every pending write in memory. Subscribers have heard of the change already: a live change
     // reaches them without waiting this turn of the event loop.
     await new Promise<void>((resolve) => setImmediate(resolve))
+    return changes
+  }
+
+  /** Stores a batch's writes with the new cursor, erases what it asks, tells subscribers. */
+  private async store(batch: ProjectionBatch, cursor: number): Promise<RecordChange[]> {
+    const { writes, erase, changes } = await batch.finish(this.meta)
+    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run }
+    writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
+    await this.storage.write(writes)
+    batch.cacheStoredRecords()
+    this.meta = meta
+    if (erase.length > 0) await this.finishErasure()
+    if (changes.length > 0) this.listeners.emit('records-changed', { changes, cursor })
     return changes
   }
 

@@ -122,3 +122,26 @@ export function cutFrames(envelopes: readonly EventEnvelope[], maxEvents = MAX_F
   }
   return frames
 }
+
+/**
+ * Cuts bodies for events the receiver already holds header-only (fills) into frames. They need
+ * no signature, the receiver checks each against the body hash of the header it holds, so they
+ * go without one and a frame may end anywhere.
+ */
+export function cutFills(envelopes: readonly EventEnvelope[], maxEvents = MAX_FRAME_EVENTS, targetBytes = TARGET_FRAME_BYTES): WireEvent[][] {
+  const frames: WireEvent[][] = []
+  let frame: WireEvent[] = []
+  let bytes = 0
+  for (const envelope of envelopes) {
+    if (!envelope.body) continue
+    frame.push({ header: envelope.header, body: envelope.body })
+    bytes += sizeOf(envelope)
+    if (frame.length >= maxEvents || bytes >= targetBytes) {
+      frames.push(frame)
+      frame = []
+      bytes = 0
+    }
+  }
+  if (frame.length > 0) frames.push(frame)
+  return frames
+}

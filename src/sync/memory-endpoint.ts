@@ -1,15 +1,21 @@
 /**
  * The sync endpoint of a replica: its Memory. What the peer lacks is read from the log with
  * every stored signature; what the peer sends is ingested into the log and acknowledged once
- * durable, while the projection catches up in the background (reads wait for it).
+ * durable, while the projection catches up in the background (reads wait for it). A replica
+ * that syncs through a scoped token drops the records its relay withdraws (they left the scope).
  */
 import type { EventEnvelope, VersionVector } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { deletionsFirst } from './catch-up-order.js'
-import type { SyncEndpoint } from './sync-session.js'
+import type { Outgoing, SyncEndpoint } from './sync-session.js'
 
 export class MemoryEndpoint implements SyncEndpoint {
-  constructor(private readonly memory: Memory) {}
+  readonly withdraw?: (records: readonly string[]) => Promise<void>
+
+  /** @param scoped the relay granted access through a token (not full access): withdrawals are accepted */
+  constructor(private readonly memory: Memory, options: { scoped?: boolean } = {}) {
+    if (options.scoped) this.withdraw = (records) => this.memory.withdraw(records)
+  }
 
   get space(): string {
     return this.memory.space
@@ -19,14 +25,14 @@ export class MemoryEndpoint implements SyncEndpoint {
     return this.memory.versionVector()
   }
 
-  async envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
+  async envelopesFor(peerVector: VersionVector): Promise<Outgoing> {
     const log = this.memory.log
-    return deletionsFirst(await log.envelopesSince(peerVector, { signatures: 'stored' }), (id) => log.causalVector(id))
+    return { events: await deletionsFirst(await log.envelopesSince(peerVector, { signatures: 'stored' }), (id) => log.causalVector(id)) }
   }
 
   /** A replica's peer may see everything. */
-  async visible(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
-    return [...envelopes]
+  async visible(envelopes: readonly EventEnvelope[]): Promise<Outgoing> {
+    return { events: envelopes }
   }
 
   /** Nothing is owed before a frame: the replica's own log checks it. */

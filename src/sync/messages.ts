@@ -18,6 +18,10 @@ export const MAX_FRAME_BYTES = 32 * 1024 * 1024
 /** Most events in one `events` frame. */
 export const MAX_FRAME_EVENTS = 5000
 export const NONCE_BYTES = 32
+/** Most record ids in one `withdraw` frame. */
+export const MAX_WITHDRAW_RECORDS = 10_000
+/** Longest record id on the wire (the engine's own limit, src/projection/record-ids.ts). */
+const MAX_RECORD_ID = 256
 
 export interface WireEvent {
   readonly header: Uint8Array
@@ -34,6 +38,8 @@ export type Message =
   | { readonly type: 'events'; readonly seq: number; readonly events: readonly WireEvent[] }
   | { readonly type: 'ack'; readonly seq: number }
   | { readonly type: 'caught-up' }
+  /** Relay to a scoped reader: these records left its scope; drop what it holds of them. */
+  | { readonly type: 'withdraw'; readonly records: readonly string[] }
   | { readonly type: 'error'; readonly code: string; readonly message: string }
 
 export type MessageType = Message['type']
@@ -68,6 +74,11 @@ function nat(value: unknown, frame: string, field: string): number {
 function text(value: unknown, frame: string, field: string, max = 4096): string {
   if (typeof value !== 'string' || value.length > max) fail(frame, `${field} is not a string of at most ${max} characters`)
   return value
+}
+
+function recordId(value: unknown, frame: string, field: string): string {
+  if (text(value, frame, field, MAX_RECORD_ID) === '') fail(frame, `${field} is empty`)
+  return value as string
 }
 
 function vector(value: unknown, frame: string): VersionVector {
@@ -138,6 +149,11 @@ export function decodeMessage(data: Uint8Array): Message {
       return { type, seq: nat(raw.seq, frame, 'seq') }
     case 'caught-up':
       return { type }
+    case 'withdraw': {
+      if (!Array.isArray(raw.records) || raw.records.length === 0) fail(frame, 'records is not a non-empty list')
+      if (raw.records.length > MAX_WITHDRAW_RECORDS) throw new ProtocolError('LIMIT', `${raw.records.length} records, over ${MAX_WITHDRAW_RECORDS}`, { frame })
+      return { type, records: raw.records.map((id, i) => recordId(id, frame, `records[${i}]`)) }
+    }
     case 'error':
       return { type, code: text(raw.code, frame, 'code', 64), message: text(raw.message, frame, 'message') }
     default:

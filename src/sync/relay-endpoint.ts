@@ -6,6 +6,11 @@
  * permissions. Control events and deletions always travel with their bodies: every replica must
  * be able to check grants and to delete. A redaction travels with its body only within the scope:
  * its body keeps the record's skeleton.
+ *
+ * With a tag scope, a record can come into scope or leave it (its tags change) after the peer
+ * got some of its events. A record that came in gets the bodies of the events the peer holds
+ * header-only; one that left is withdrawn: the peer drops what it holds of it. Scope is judged on
+ * the record as it is now, so what the peer ends up with is the records now in scope.
  */
 import { hasPermission, scopeAllows, type CapabilityToken, type ScopedRecord } from '../auth/index.js'
 import { AuthError } from '../errors.js'
@@ -13,7 +18,8 @@ import { parseJson, type EventEnvelope, type VersionVector } from '../log/index.
 import type { Memory } from '../memory/index.js'
 import { MEMORY_OPS, tagsOf } from '../projection/index.js'
 import { deletionsFirst, tombstoneOpOf } from './catch-up-order.js'
-import type { SyncEndpoint } from './sync-session.js'
+import { authorAndSeq } from './frames.js'
+import type { Outgoing, SyncEndpoint } from './sync-session.js'
 
 export interface PeerAccess {
   readonly key: string
@@ -89,32 +95,73 @@ export class RelayEndpoint implements SyncEndpoint {
     return { id: facts.id, kind: facts.kind, tags }
   }
 
-  async envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]> {
+  async envelopesFor(peerVector: VersionVector): Promise<Outgoing> {
     const log = this.memory.log
-    return this.visible(await deletionsFirst(await log.envelopesSince(peerVector, { signatures: 'stored' }), (id) => log.causalVector(id)))
+    return this.visible(await deletionsFirst(await log.envelopesSince(peerVector, { signatures: 'stored' }), (id) => log.causalVector(id)), peerVector)
   }
 
-  /** The peer's view of these events: bodies outside its scope removed (headers still travel). */
-  async visible(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
+  /**
+   * The peer's view of these events: bodies outside its scope removed (headers still travel),
+   * with the fills and withdrawals that records moving in or out of its scope call for.
+   */
+  async visible(envelopes: readonly EventEnvelope[], peerVector: VersionVector): Promise<Outgoing> {
     const token = this.access.token
-    if (!token) return [...envelopes]
+    if (!token) return { events: envelopes }
     // Without read, only what every replica needs keeps its body: grants and deletions.
     const headerOnly = ({ body: _body, ...header }: EventEnvelope): EventEnvelope => header
     if (!hasPermission(token, 'read')) {
-      return envelopes.map((envelope) => (isControl(envelope.header) || tombstoneOpOf(envelope) === 'delete' ? envelope : headerOnly(envelope)))
+      return { events: envelopes.map((envelope) => (isControl(envelope.header) || tombstoneOpOf(envelope) === 'delete' ? envelope : headerOnly(envelope))) }
     }
-    const out: EventEnvelope[] = []
+    // Kinds and ids never change: only a tag scope gains and loses records.
+    const membershipChanges = token.scope.tags !== undefined && !token.scope.all
+    const events: EventEnvelope[] = []
+    const fills: EventEnvelope[] = []
+    const withdraw: string[] = []
     for (const envelope of envelopes) {
       if (!envelope.body || isControl(envelope.header)) {
-        out.push(envelope)
+        events.push(envelope)
         continue
       }
       const facts = factsOf(envelope.body)
       const record = facts ? await this.recordOf(facts) : undefined
+      const inScope = record !== undefined && scopeAllows(token.scope, record)
       // A deletion reaches every reader (its body names ids, no content). A redaction's body
       // keeps the record's skeleton (tags, times), so only readers whose scope holds it see it.
-      const visible = facts !== undefined && (facts.op === MEMORY_OPS.delete || (record !== undefined && scopeAllows(token.scope, record)))
-      out.push(visible ? envelope : headerOnly(envelope))
+      const isDeletion = facts?.op === MEMORY_OPS.delete
+      events.push(isDeletion || inScope ? envelope : headerOnly(envelope))
+      if (membershipChanges && record !== undefined && !isDeletion) await this.tell(record.id, inScope, peerVector, fills, withdraw)
+    }
+    return { events, ...(fills.length > 0 ? { fills } : {}), ...(withdraw.length > 0 ? { withdraw } : {}) }
+  }
+
+  /** Per record, whether this session last told the peer it is in scope. */
+  private readonly told = new Map<string, boolean>()
+
+  /**
+   * Tells the peer where a record stands, the first time this session sends one of its events or
+   * when that changed. The peer holds the record's earlier events (those within its vector), with
+   * their bodies if the record was in scope when they were sent, without if not. So a record in
+   * scope gets those bodies (one the peer holds already costs it a hash check), and one out of
+   * scope is withdrawn.
+   */
+  private async tell(id: string, inScope: boolean, peerVector: VersionVector, fills: EventEnvelope[], withdraw: string[]): Promise<void> {
+    if (this.told.get(id) === inScope) return
+    this.told.set(id, inScope)
+    const earlier = await this.heldByPeer(id, peerVector)
+    if (earlier.length === 0) return
+    if (inScope) fills.push(...earlier)
+    else withdraw.push(id)
+  }
+
+  /** The record's content events within the peer's vector, with the bodies this relay holds. */
+  private async heldByPeer(id: string, peerVector: VersionVector): Promise<EventEnvelope[]> {
+    const out: EventEnvelope[] = []
+    for (const item of await this.memory.history(id)) {
+      if (item.type !== 'content' || item.bodyState !== 'present') continue
+      const envelope = await this.memory.log.envelope(item.event)
+      if (!envelope?.body) continue
+      const { author, seq } = authorAndSeq(envelope)
+      if (seq <= (peerVector[author] ?? 0)) out.push(envelope)
     }
     return out
   }

@@ -168,7 +168,7 @@ export class SyncClient {
           return
         }
         if (message.type !== 'ready') throw new ProtocolError('UNEXPECTED_FRAME', 'expected ready', { frame: message.type })
-        this.run(transport)
+        this.run(transport, !message.full)
       }).catch((error: unknown) => {
         failure = error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error).message)
         transport.close(4000, failure.code)
@@ -207,8 +207,8 @@ export class SyncClient {
     return welcome.relay
   }
 
-  private run(transport: Transport): void {
-    const session = new SyncSession(transport, new MemoryEndpoint(this.memory), this.memory.crypto)
+  private run(transport: Transport, scoped: boolean): void {
+    const session = new SyncSession(transport, new MemoryEndpoint(this.memory, { scoped }), this.memory.crypto)
     this.session = session
     this.setStatus('catching-up')
     session.on('received', (payload) => this.listeners.emit('received', payload))

@@ -12,8 +12,8 @@
 import { CairnError, ProtocolError } from '../errors.js'
 import { defaultCrypto, joinVectors, type CryptoProvider, type EventEnvelope, type EventId, type VersionVector } from '../log/index.js'
 import { Listeners } from '../log/listeners.js'
-import { continuationOf, cutFrames, vectorOfEvents } from './frames.js'
-import { decodeMessage, encodeMessage, MAX_FRAME_EVENTS, type Message, type WireEvent } from './messages.js'
+import { continuationOf, cutFills, cutFrames, vectorOfEvents } from './frames.js'
+import { decodeMessage, encodeMessage, MAX_FRAME_EVENTS, MAX_WITHDRAW_RECORDS, type Message, type WireEvent } from './messages.js'
 import { CLOSE_PROTOCOL, type Transport } from './transport.js'
 
 export const WINDOW = 4
@@ -24,14 +24,26 @@ export const MAX_QUEUED_EVENTS = MAX_FRAME_EVENTS
 /** A frame whose events take longer than this to check and store is refused, nothing of it stored. */
 export const MAX_FRAME_APPLY_MS = 30_000
 
+/**
+ * What to send a peer, in this order: the records it must drop (they left its scope), bodies of
+ * events it holds header-only (records that came into its scope), then the events it lacks.
+ */
+export interface Outgoing {
+  readonly withdraw?: readonly string[]
+  readonly fills?: readonly EventEnvelope[]
+  readonly events: readonly EventEnvelope[]
+}
+
 /** The local side of a session: one space, on a replica or a relay. */
 export interface SyncEndpoint {
   readonly space: string
   versionVector(): VersionVector
   /** What the peer lacks beyond its vector, deletions first (catch-up-order.ts), with every stored signature. */
-  envelopesFor(peerVector: VersionVector): Promise<EventEnvelope[]>
-  /** What the peer may see of events just applied here (as `envelopesFor` would return them). */
-  visible(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]>
+  envelopesFor(peerVector: VersionVector): Promise<Outgoing>
+  /** What the peer at `peerVector` may see of events just applied here (as `envelopesFor` would give them). */
+  visible(envelopes: readonly EventEnvelope[], peerVector: VersionVector): Promise<Outgoing>
+  /** Drops records the peer says left this side's scope; only a replica syncing through a token accepts it. */
+  withdraw?(records: readonly string[]): Promise<void>
   /**
    * Work this side owes before it can check a frame from the peer (a relay's records, for a
    * token peer's scope). Not counted in the frame's apply time: the peer did not cause it.
@@ -132,6 +144,10 @@ export class SyncSession {
         this.windowOpen?.()
         this.checkSynced()
         return
+      case 'withdraw':
+        if (!this.endpoint.withdraw) throw new ProtocolError('UNEXPECTED_FRAME', 'only a relay withdraws records, from a scoped reader', { frame: 'withdraw' })
+        await this.endpoint.withdraw(message.records)
+        return
       case 'caught-up':
         this.peerCaughtUp = true
         this.listeners.emit('caught-up', undefined)
@@ -190,7 +206,7 @@ export class SyncSession {
   private sendApplied(applied: readonly EventEnvelope[]): void {
     const fresh = continuationOf(applied, this.peerVector ?? {})
     if (!fresh) this.schedulePump()
-    else if (fresh.length > 0) this.runPump(async () => this.sendAll(await this.endpoint.visible(fresh)))
+    else if (fresh.length > 0) this.runPump(async () => this.sendAll(await this.endpoint.visible(fresh, this.peerVector ?? {})))
   }
 
   private schedulePump(): void {
@@ -224,9 +240,18 @@ export class SyncSession {
     await this.sendAll(await this.endpoint.envelopesFor(this.peerVector ?? {}))
   }
 
-  /** Sends events in frames within the window, then counts them as the peer's. */
-  private async sendAll(envelopes: readonly EventEnvelope[]): Promise<void> {
-    for (const frame of cutFrames(envelopes)) {
+  /**
+   * Sends withdrawals, then fills and events in frames within the window, then counts the
+   * events as the peer's. Frames are handled in order, so the peer has dropped or filled in a
+   * record before it stores the event that moved the record out of or into its scope.
+   */
+  private async sendAll(outgoing: Outgoing): Promise<void> {
+    const withdraw = outgoing.withdraw ?? []
+    for (let start = 0; start < withdraw.length; start += MAX_WITHDRAW_RECORDS) {
+      await this.send({ type: 'withdraw', records: withdraw.slice(start, start + MAX_WITHDRAW_RECORDS) })
+    }
+    const envelopes = outgoing.events
+    for (const frame of [...cutFills(outgoing.fills ?? []), ...cutFrames(envelopes)]) {
       await this.waitForWindow()
       if (this.closed) return
       this.inFlight++

@@ -339,6 +339,29 @@ describe('body erasure', () => {
     expect((await fresh.verify()).ok).toBe(true)
   })
 
+  it('withholds a body until it is sent again, unlike an erasure', async () => {
+    const owner = Identity.generate()
+    const store = await memoryStore()
+    const log = await store.createSpace(owner)
+    const shared = await log.append(owner, { op: 'note', data: { text: 'shared for a while' } })
+    const shipped = await log.envelopesSince({})
+    expect(await log.withholdBodies([shared.id])).toEqual([shared.id])
+    expect(await log.withholdBodies([shared.id])).toEqual([])
+    expect((await log.get(shared.id))?.bodyState).toBe('absent')
+    expect(JSON.stringify(await readStoredRecord(store, log.space, shared.id))).not.toContain('shared for a while')
+    expect((await log.verify()).ok).toBe(true)
+    const result = await log.ingest(shipped)
+    expect(result.filled).toEqual([shared.id])
+    expect((await log.get(shared.id))?.body?.data).toEqual({ text: 'shared for a while' })
+    // An erased body stays erased: withholding never undoes that.
+    await log.erase([shared.id])
+    expect(await log.withholdBodies([shared.id])).toEqual([])
+    await log.ingest(shipped)
+    expect((await log.get(shared.id))?.bodyState).toBe('erased')
+    expect((await rejectionOf(log.withholdBodies([log.space]))).code).toBe('NOT_ERASABLE')
+    expect((await rejectionOf(log.withholdBodies(['cd'.repeat(32)]))).code).toBe('UNKNOWN_EVENT')
+  })
+
   it('keeps control event bodies and refuses unknown ids', async () => {
     const owner = Identity.generate()
     const log = await (await memoryStore()).createSpace(owner)

@@ -13,8 +13,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ProtocolError } from '../../src/errors.js'
 import type { EventEnvelope, EventId } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
-import { continuationOf, cutFrames } from '../../src/sync/frames.js'
-import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, MAX_FRAME_EVENTS, type Message, type WireEvent } from '../../src/sync/messages.js'
+import { continuationOf, cutFills, cutFrames } from '../../src/sync/frames.js'
+import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, MAX_FRAME_EVENTS, MAX_WITHDRAW_RECORDS, type Message, type WireEvent } from '../../src/sync/messages.js'
 import type { Relay } from '../../src/sync/relay.js'
 import type { SyncClient } from '../../src/sync/sync-client.js'
 import { closeAll, deliver, openReplicas } from '../helpers/memory-replicas.js'
@@ -53,6 +53,7 @@ describe('decodeMessage', () => {
     { type: 'events', seq: 4, events: [{ header: new Uint8Array([1, 2]), body: new Uint8Array([3]), signature: new Uint8Array(64) }, { header: new Uint8Array([4]) }] },
     { type: 'ack', seq: 4 },
     { type: 'caught-up' },
+    { type: 'withdraw', records: ['ep_1', 'pref_2'] },
     { type: 'error', code: 'BAD_FRAME', message: 'no' },
   ]
 
@@ -74,11 +75,11 @@ describe('decodeMessage', () => {
   })
 
   it('never throws anything but a ProtocolError on random msgpack values, typed or not', () => {
-    const type = fc.constantFrom('hello', 'welcome', 'proof', 'ready', 'want', 'events', 'ack', 'caught-up', 'error', 'nope')
+    const type = fc.constantFrom('hello', 'welcome', 'proof', 'ready', 'want', 'events', 'ack', 'caught-up', 'withdraw', 'error', 'nope')
     const field = fc.oneof(fc.anything({ maxDepth: 2 }), fc.uint8Array({ maxLength: 80 }), fc.array(fc.anything({ maxDepth: 1 }), { maxLength: 5 }), fc.constant(HEX))
     const typed = fc.record({
       type, versions: field, space: field, peer: field, nonce: field, token: field, genesis: field, version: field, relay: field,
-      proof: field, permissions: field, full: field, vector: field, seq: field, events: field, code: field, message: field,
+      proof: field, permissions: field, full: field, vector: field, seq: field, events: field, records: field, code: field, message: field,
     }, { requiredKeys: ['type'] })
     fc.assert(fc.property(fc.oneof(fc.anything({ maxDepth: 3 }), typed), (value) => {
       let bytes: Uint8Array
@@ -107,6 +108,13 @@ describe('decodeMessage', () => {
     expect(decodeOutcome(new Uint8Array(MAX_FRAME_BYTES + 1))).toBe('FRAME_TOO_LARGE')
     const many = encodeMessage({ type: 'events', seq: 1, events: Array.from({ length: MAX_FRAME_EVENTS + 1 }, () => ({ header: new Uint8Array(1) })) })
     expect(decodeOutcome(many)).toBe('LIMIT')
+    const withdrawals = (records: unknown) => decodeOutcome(packr.pack({ type: 'withdraw', records }))
+    expect(withdrawals(Array.from({ length: MAX_WITHDRAW_RECORDS + 1 }, (_, i) => `ep_${i}`))).toBe('LIMIT')
+    expect(withdrawals([])).toBe('BAD_FRAME')
+    expect(withdrawals([''])).toBe('BAD_FRAME')
+    expect(withdrawals(['x'.repeat(257)])).toBe('BAD_FRAME')
+    expect(withdrawals([7])).toBe('BAD_FRAME')
+    expect(withdrawals(['x'.repeat(256)])).toBe('ok')
     expect(decodeOutcome(new Uint8Array([0xc6, 0xff, 0xff, 0xff, 0xff, 1, 2, 3]))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xdd, 0xff, 0xff, 0xff, 0xff]))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x61]))).toBe('BAD_FRAME')
@@ -191,6 +199,37 @@ describe('cutFrames', () => {
 
   it('returns no frames for no events', () => {
     expect(cutFrames([])).toEqual([])
+  })
+
+  it('cuts fills anywhere, without signatures, and each frame fills in bodies on its own', async () => {
+    await fc.assert(fc.asyncProperty(fc.nat(), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 200, max: 20_000 }), async (seed, maxEvents, targetBytes) => {
+      const log = await randomLog(seed)
+      const receiver = await Memory.open({ space: log.space })
+      try {
+        const isData = (envelope: EventEnvelope): boolean => !Buffer.from(envelope.header).toString('utf8').includes('"kind":"control"')
+        await receiver.ingest(log.envelopes.map((envelope) => (isData(envelope) ? (({ body: _body, ...header }) => header)(envelope) : envelope)))
+        const data = log.envelopes.filter(isData)
+        const frames = cutFills(data, maxEvents, targetBytes)
+        expect(frames.flat().map((event) => idOf(event.header))).toEqual(data.map((envelope) => envelope.id))
+        for (const frame of frames) {
+          expect(frame.length).toBeGreaterThan(0)
+          expect(frame.length).toBeLessThanOrEqual(maxEvents)
+          expect(frame.every((event) => event.signature === undefined && event.body !== undefined)).toBe(true)
+          const result = await receiver.ingest(frame.map((event) => ({ id: idOf(event.header), ...event })))
+          expect(result.filled).toHaveLength(frame.length)
+        }
+        const full = await Memory.open({ space: log.space })
+        try {
+          await full.ingest(log.envelopes)
+          expect(await receiver.digest()).toBe(await full.digest())
+        } finally {
+          await full.close()
+        }
+      } finally {
+        await receiver.close()
+        await log.close()
+      }
+    }), { numRuns: 6 })
   })
 
   // cutFrames may only cut at a signature, so a segment must fit a frame: append batches are

@@ -150,9 +150,9 @@ describe('live push while a send is in flight', () => {
       versionVector: (): VersionVector => ({}),
       envelopesFor: async () => {
         logReads++
-        return []
+        return { events: [] }
       },
-      visible: async (envelopes) => [...envelopes],
+      visible: async (envelopes) => ({ events: envelopes }),
       prepare: async () => undefined,
       ingest: async (_envelopes, deadline) => {
         deadlines.push(deadline)
