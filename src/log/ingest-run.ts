@@ -154,6 +154,8 @@ async function loadHeld(context: IngestContext, id: EventId): Promise<Candidate>
   }
 }
 
+const LATE_BODY_MARK = new Uint8Array(0)
+
 /** A duplicate that carries the body a stored header-only copy lacks fills it in (unless erased). */
 async function fillBodies(context: IngestContext, duplicates: readonly DecodedEvent[], writes: StorageWrite[]): Promise<EventId[]> {
   const candidates = duplicates.filter((event) => event.bodyBytes !== undefined)
@@ -166,6 +168,8 @@ async function fillBodies(context: IngestContext, duplicates: readonly DecodedEv
     const record = decodeEventRecord(bytes, keys.event(context.space, event.id))
     if (record.erased || record.body !== undefined) return
     writes.push({ type: 'put', key: keys.event(context.space, event.id), value: encodeEventRecord({ ...record, body: event.bodyBytes as Uint8Array }) })
+    // Until the projection has placed it (a crash may come first): SpaceLog.lateBodies.
+    writes.push({ type: 'put', key: keys.lateBody(context.space, event.id), value: LATE_BODY_MARK })
     filled.push(event.id)
   })
   return filled

@@ -299,6 +299,23 @@ export class SpaceLog {
     })
   }
 
+  /**
+   * Events whose bodies arrived after their headers were applied (`ingest` result `filled`) and
+   * that the projection has not confirmed placing yet (`lateBodiesPlaced`): what a crash between
+   * the two left to do.
+   */
+  async lateBodies(): Promise<EventId[]> {
+    const prefix = keys.lateBodyPrefix(this.space)
+    const out: EventId[] = []
+    for await (const key of this.storage.keys({ gte: prefix, lt: keys.end(prefix) })) out.push(key.slice(prefix.length) as EventId)
+    return out
+  }
+
+  /** The projection has placed these late bodies. */
+  async lateBodiesPlaced(ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.storage.write(ids.map((id) => ({ type: 'del' as const, key: keys.lateBody(this.space, id) })))
+  }
+
   async get(id: string): Promise<LogEvent | undefined> {
     const eventId = assertEventId(id, 'id')
     const record = await this.state.readRecord(eventId)

@@ -9,6 +9,8 @@
  *   <space>:v:<author>:<seq>       causal vector at an event that has deps (and at seq 1)
  *   <space>:c:<local>              an applied grant or revoke
  *   <space>:p:<id>                 an event held until its dependencies arrive
+ *   <space>:b:<id>                 a body stored after its header was applied, until the
+ *                                  projection has placed it (SpaceLog.lateBodies)
  *   <space>:f:<author>             an equivocation by the author
  *   g:space:<space>                the spaces this store holds
  *
@@ -38,6 +40,8 @@ export const keys = {
   controlPrefix: (space: string) => `${space}:c:`,
   pending: (space: string, id: string) => `${space}:p:${id}`,
   pendingPrefix: (space: string) => `${space}:p:`,
+  lateBody: (space: string, id: string) => `${space}:b:${id}`,
+  lateBodyPrefix: (space: string) => `${space}:b:`,
   flag: (space: string, author: string) => `${space}:f:${author}`,
   flagPrefix: (space: string) => `${space}:f:`,
   spaceEntry: (space: string) => `g:space:${space}`,

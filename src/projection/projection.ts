@@ -49,8 +49,23 @@ export class Projection {
   static async open(storage: LogStorage, log: SpaceLog, features: ProjectionFeatures = FULL_FEATURES): Promise<Projection> {
     const projection = new Projection(storage, log, features)
     projection.meta = decodeMeta(await storage.get(projection.keys.meta))
-    if (!features.onDemand) await projection.catchUp()
+    if (!features.onDemand) {
+      await projection.catchUp()
+      await projection.resume()
+    }
     return projection
+  }
+
+  /**
+   * Finishes what a crash interrupted between a log write and the projection write that follows
+   * it: placing late bodies (the log keeps a marker until `bodiesFilled` is done) and a
+   * withdrawal (the projection's meta names it until its replay is stored).
+   */
+  private async resume(): Promise<void> {
+    const late = await this.log.lateBodies()
+    if (late.length > 0) await this.bodiesFilled(late)
+    const withdrawing = this.meta.withdrawing
+    if (withdrawing) await this.withdrawRecords(withdrawing.ids, withdrawing.keep)
   }
 
   /** Whether the log holds events this projection has not applied. */
@@ -103,6 +118,7 @@ export class Projection {
     await this.mutex.run(async () => {
       if (this.meta.erasing.length > 0) await this.finishErasure()
     })
+    await this.resume()
     if (!this.behind) return
     let must = false
     let chunk: LogEvent[] = []
@@ -204,11 +220,9 @@ export class Projection {
       if (erase.length > 0) await this.log.erase(erase)
       return { rebuild, records: [...records] }
     })
-    if (plan.rebuild) {
-      await this.rebuild()
-      return plan.records
-    }
-    await this.replayRecords(plan.records, ids)
+    if (plan.rebuild) await this.rebuild()
+    else await this.replayRecords(plan.records, ids)
+    await this.log.lateBodiesPlaced(ids)
     return plan.records
   }
 
@@ -219,6 +233,11 @@ export class Projection {
    * Used when bodies arrive late or are withdrawn (withdrawRecords), so nothing else is redone.
    */
   replayRecords(ids: readonly string[], events: readonly EventId[] = []): Promise<RecordChange[]> {
+    return this.replay(ids, events, false)
+  }
+
+  /** `endsWithdrawal`: this is a withdrawal's replay, so its records leave the meta's `withdrawing`. */
+  private replay(ids: readonly string[], events: readonly EventId[], endsWithdrawal: boolean): Promise<RecordChange[]> {
     if (ids.length === 0) return Promise.resolve([])
     return this.mutex.run(async () => {
       const wanted = new Set(ids)
@@ -238,7 +257,7 @@ export class Projection {
       const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
       await batch.restart([...wanted])
       await batch.applyEvents(replay)
-      return this.store(batch, this.meta.cursor)
+      return this.store(batch, this.meta.cursor, endsWithdrawal ? wanted : undefined)
     })
   }
 
@@ -251,6 +270,10 @@ export class Projection {
    */
   async withdrawRecords(ids: readonly string[], keep?: string): Promise<RecordChange[]> {
     const bodies = await this.mutex.run(async () => {
+      // Named in the meta first: a crash before the replay is stored resumes it on open.
+      const pending = this.meta.withdrawing?.ids ?? []
+      this.meta = { ...this.meta, withdrawing: { ids: [...new Set([...pending, ...ids])], ...(keep !== undefined ? { keep } : {}) } }
+      await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
       const out: EventId[] = []
       for (const id of new Set(ids)) {
         const prefix = this.keys.historyPrefix(id)
@@ -264,7 +287,7 @@ export class Projection {
       return out
     })
     if (bodies.length > 0) await this.log.withholdBodies(bodies)
-    return this.replayRecords(ids)
+    return this.replay(ids, [], true)
   }
 
   /** Drops the whole projection and applies the log again from its first event. */
@@ -282,7 +305,9 @@ export class Projection {
       await this.storage.write(deletes)
       this.cache.clear()
       this.handedOver.clear()
-      this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
+      // A withdrawal under way stays named: its own replay, still to come, ends it.
+      const { withdrawing } = this.meta
+      this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, ...(withdrawing ? { withdrawing } : {}) }
     }).then(() => this.catchUp().then(() => undefined))
   }
 
@@ -299,10 +324,16 @@ export class Projection {
     return changes
   }
 
-  /** Stores a batch's writes with the new cursor, erases what it asks, tells subscribers. */
-  private async store(batch: ProjectionBatch, cursor: number): Promise<RecordChange[]> {
+  /**
+   * Stores a batch's writes with the new cursor, erases what it asks, tells subscribers. A
+   * withdrawal's replay takes its records (`withdrawn`) off the meta's `withdrawing`.
+   */
+  private async store(batch: ProjectionBatch, cursor: number, withdrawn?: ReadonlySet<string>): Promise<RecordChange[]> {
     const { writes, erase, changes } = await batch.finish(this.meta)
-    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run }
+    const pending = this.meta.withdrawing
+    const remaining = pending?.ids.filter((id) => !withdrawn?.has(id)) ?? []
+    const withdrawing = pending && remaining.length > 0 ? { ...pending, ids: remaining } : undefined
+    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run, ...(withdrawing ? { withdrawing } : {}) }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
     await this.storage.write(writes)
     batch.cacheStoredRecords()
