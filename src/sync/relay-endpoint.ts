@@ -147,6 +147,7 @@ export class RelayEndpoint implements SyncEndpoint {
   private async tell(id: string, inScope: boolean, peerVector: VersionVector, fills: EventEnvelope[], withdraw: string[]): Promise<void> {
     if (this.told.get(id) === inScope) return
     this.told.set(id, inScope)
+    if (Object.keys(peerVector).length === 0) return // a new reader holds nothing yet
     const earlier = await this.heldByPeer(id, peerVector)
     if (earlier.length === 0) return
     if (inScope) fills.push(...earlier)
