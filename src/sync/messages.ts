@@ -34,7 +34,8 @@ export type Message =
   | { readonly type: 'welcome'; readonly version: number; readonly relay: string; readonly nonce: Uint8Array; readonly proof: Uint8Array }
   | { readonly type: 'proof'; readonly proof: Uint8Array }
   | { readonly type: 'ready'; readonly permissions: readonly string[]; readonly full: boolean }
-  | { readonly type: 'want'; readonly vector: VersionVector }
+  /** `maxFrameEvents`: the most events the sender wants per `events` frame (after a SLOW_FRAME). */
+  | { readonly type: 'want'; readonly vector: VersionVector; readonly maxFrameEvents?: number }
   | { readonly type: 'events'; readonly seq: number; readonly events: readonly WireEvent[] }
   | { readonly type: 'ack'; readonly seq: number }
   | { readonly type: 'caught-up' }
@@ -138,8 +139,11 @@ export function decodeMessage(data: Uint8Array): Message {
       if (!Array.isArray(raw.permissions) || raw.permissions.length > 16) fail(frame, 'permissions is not a short list')
       if (typeof raw.full !== 'boolean') fail(frame, 'full is not a boolean')
       return { type, permissions: raw.permissions.map((p, i) => text(p, frame, `permissions[${i}]`, 32)), full: raw.full }
-    case 'want':
-      return { type, vector: vector(raw.vector, frame) }
+    case 'want': {
+      const limit = raw.maxFrameEvents === undefined ? undefined : nat(raw.maxFrameEvents, frame, 'maxFrameEvents')
+      if (limit !== undefined && (limit < 1 || limit > MAX_FRAME_EVENTS)) fail(frame, `maxFrameEvents is not between 1 and ${MAX_FRAME_EVENTS}`)
+      return { type, vector: vector(raw.vector, frame), ...(limit !== undefined ? { maxFrameEvents: limit } : {}) }
+    }
     case 'events': {
       if (!Array.isArray(raw.events)) fail(frame, 'events is not a list')
       if (raw.events.length > MAX_FRAME_EVENTS) throw new ProtocolError('LIMIT', `${raw.events.length} events, over ${MAX_FRAME_EVENTS}`, { frame })

@@ -12,6 +12,7 @@ import { AuthError, CairnError, ProtocolError, VerifyError } from '../errors.js'
 import { Listeners } from '../log/listeners.js'
 import type { Memory } from '../memory/index.js'
 import { checkProof, newNonce, proveKey } from './handshake.js'
+import { FrameBudget } from './frame-budget.js'
 import { MemoryEndpoint } from './memory-endpoint.js'
 import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message } from './messages.js'
 import { SyncSession } from './sync-session.js'
@@ -56,6 +57,8 @@ export class SyncClient {
   private waiters: { resolve: () => void; reject: (error: CairnError) => void }[] = []
   private lastError: CairnError | undefined
   private verifiedRelay: string | undefined
+  /** Frame sizes learned from SLOW_FRAME refusals, kept across reconnects. */
+  private readonly frames = new FrameBudget()
 
   constructor(private readonly memory: Memory, readonly url: string, private readonly options: SyncOptions = {}) {}
 
@@ -208,7 +211,7 @@ export class SyncClient {
   }
 
   private run(transport: Transport, scoped: boolean): void {
-    const session = new SyncSession(transport, new MemoryEndpoint(this.memory, { scoped }), this.memory.crypto)
+    const session = new SyncSession(transport, new MemoryEndpoint(this.memory, { scoped }), this.memory.crypto, this.frames)
     this.session = session
     this.setStatus('catching-up')
     session.on('received', (payload) => this.listeners.emit('received', payload))
@@ -231,7 +234,8 @@ export class SyncClient {
   private dropped(error: unknown): void {
     if (this.stopped) return
     const failure = error instanceof CairnError ? error : new ProtocolError('CONNECTION_FAILED', (error as Error)?.message ?? String(error))
-    if (isFatal(failure)) {
+    // Frames shrink after each SLOW_FRAME; once a one-event frame is too slow, retrying is futile.
+    if (isFatal(failure) || (failure.code === 'SLOW_FRAME' && this.frames.exhausted)) {
       this.fatal(failure)
       return
     }

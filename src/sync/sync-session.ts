@@ -12,6 +12,7 @@
 import { CairnError, ProtocolError } from '../errors.js'
 import { defaultCrypto, joinVectors, type CryptoProvider, type EventEnvelope, type EventId, type VersionVector } from '../log/index.js'
 import { Listeners } from '../log/listeners.js'
+import { FrameBudget } from './frame-budget.js'
 import { continuationOf, cutFills, cutFrames, vectorOfEvents } from './frames.js'
 import { decodeMessage, encodeMessage, MAX_FRAME_EVENTS, MAX_WITHDRAW_RECORDS, type Message, type WireEvent } from './messages.js'
 import { CLOSE_PROTOCOL, type Transport } from './transport.js'
@@ -85,10 +86,17 @@ export class SyncSession {
   private windowOpen: (() => void) | undefined
   private readonly stopApplied: () => void
 
+  /** The most events per frame the peer asked for (`want.maxFrameEvents`). */
+  private peerFrameLimit = MAX_FRAME_EVENTS
+  /** The most events in a frame sent this session: what a SLOW_FRAME from the peer was about. */
+  private largestSent = 0
+
+  /** @param budget frame sizes learned from SLOW_FRAME refusals; a client keeps one across reconnects */
   constructor(
     private readonly transport: Transport,
     private readonly endpoint: SyncEndpoint,
     private readonly crypto: CryptoProvider = defaultCrypto(),
+    private readonly budget: FrameBudget = new FrameBudget(),
   ) {
     this.stopApplied = endpoint.onApplied((envelopes) => this.pushApplied(envelopes))
   }
@@ -99,7 +107,8 @@ export class SyncSession {
 
   /** Starts the exchange: tells the peer what this side has. */
   async start(): Promise<void> {
-    await this.send({ type: 'want', vector: this.endpoint.versionVector() })
+    const limit = this.budget.receive
+    await this.send({ type: 'want', vector: this.endpoint.versionVector(), ...(limit !== undefined ? { maxFrameEvents: limit } : {}) })
   }
 
   /** Feeds one raw frame from the transport; frames are handled strictly in order. */
@@ -134,6 +143,7 @@ export class SyncSession {
     switch (message.type) {
       case 'want':
         this.peerVector = joinVectors(this.peerVector ?? {}, message.vector)
+        if (message.maxFrameEvents !== undefined) this.peerFrameLimit = message.maxFrameEvents
         this.schedulePump()
         return
       case 'events':
@@ -154,6 +164,8 @@ export class SyncSession {
         this.checkSynced()
         return
       case 'error':
+        // The peer could not apply a frame of ours in time: send smaller ones from now on.
+        if (message.code === 'SLOW_FRAME') this.budget.shrinkSend(this.largestSent)
         this.transport.close(CLOSE_PROTOCOL, message.code)
         this.close(new ProtocolError(message.code, `peer reported: ${message.message}`, { frame: 'error' }))
         return
@@ -174,10 +186,17 @@ export class SyncSession {
     this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(envelopes))
     await this.endpoint.prepare()
     const started = Date.now()
-    await this.endpoint.ingest(envelopes, started + MAX_FRAME_APPLY_MS)
-    if (Date.now() - started > MAX_FRAME_APPLY_MS) {
-      throw new ProtocolError('SLOW_FRAME', `a frame took over ${MAX_FRAME_APPLY_MS} ms to apply`, { frame: 'events' })
+    const slow = (): ProtocolError => {
+      // Ask for smaller frames next time (a client keeps its budget across reconnects).
+      this.budget.shrinkReceive(envelopes.length)
+      return new ProtocolError('SLOW_FRAME', `a frame of ${envelopes.length} events took over ${MAX_FRAME_APPLY_MS} ms to apply`, { frame: 'events' })
     }
+    try {
+      await this.endpoint.ingest(envelopes, started + MAX_FRAME_APPLY_MS)
+    } catch (error) {
+      throw error instanceof CairnError && error.code === 'SLOW_FRAME' ? slow() : error
+    }
+    if (Date.now() - started > MAX_FRAME_APPLY_MS) throw slow()
     await this.send({ type: 'ack', seq })
     this.listeners.emit('received', { events: envelopes.length })
   }
@@ -251,10 +270,12 @@ export class SyncSession {
       await this.send({ type: 'withdraw', records: withdraw.slice(start, start + MAX_WITHDRAW_RECORDS) })
     }
     const envelopes = outgoing.events
-    for (const frame of [...cutFills(outgoing.fills ?? []), ...cutFrames(envelopes)]) {
+    const limit = Math.min(this.peerFrameLimit, this.budget.send)
+    for (const frame of [...cutFills(outgoing.fills ?? [], limit), ...cutFrames(envelopes, limit)]) {
       await this.waitForWindow()
       if (this.closed) return
       this.inFlight++
+      this.largestSent = Math.max(this.largestSent, frame.length)
       await this.send({ type: 'events', seq: ++this.sendSeq, events: frame })
       this.listeners.emit('sent', { events: frame.length })
     }

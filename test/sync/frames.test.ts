@@ -50,6 +50,7 @@ describe('decodeMessage', () => {
     { type: 'proof', proof: new Uint8Array(64).fill(2) },
     { type: 'ready', permissions: ['read'], full: false },
     { type: 'want', vector: { [HEX]: 3 } },
+    { type: 'want', vector: {}, maxFrameEvents: 250 },
     { type: 'events', seq: 4, events: [{ header: new Uint8Array([1, 2]), body: new Uint8Array([3]), signature: new Uint8Array(64) }, { header: new Uint8Array([4]) }] },
     { type: 'ack', seq: 4 },
     { type: 'caught-up' },
@@ -79,7 +80,7 @@ describe('decodeMessage', () => {
     const field = fc.oneof(fc.anything({ maxDepth: 2 }), fc.uint8Array({ maxLength: 80 }), fc.array(fc.anything({ maxDepth: 1 }), { maxLength: 5 }), fc.constant(HEX))
     const typed = fc.record({
       type, versions: field, space: field, peer: field, nonce: field, token: field, genesis: field, version: field, relay: field,
-      proof: field, permissions: field, full: field, vector: field, seq: field, events: field, records: field, code: field, message: field,
+      proof: field, permissions: field, full: field, vector: field, maxFrameEvents: field, seq: field, events: field, records: field, code: field, message: field,
     }, { requiredKeys: ['type'] })
     fc.assert(fc.property(fc.oneof(fc.anything({ maxDepth: 3 }), typed), (value) => {
       let bytes: Uint8Array
