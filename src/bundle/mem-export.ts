@@ -3,6 +3,8 @@
  * included), the tombstones of everything deleted or redacted (each signed by whoever made it),
  * unknown-kind lines verbatim, and on request the audit trail and the Evidence Pack; then the
  * codec writes the bundle (manifest 1.1, CHECKSUMS, optional `manifest.sig`) whole or not at all.
+ * Records stream from the projection into the codec's builder, which keeps each only as its
+ * encoded line: memory grows with the bundle's size, not with record objects.
  *
  * Incremental (`since`, spec §9 L1): episodes by `ingestionTime`, facts and factLinks by
  * `createdAt`, resources by `created`, chunks with their resource; other kinds in full;
@@ -13,7 +15,7 @@ import { InputError } from '../errors.js'
 import type { Memory } from '../memory/index.js'
 import { formatTimestamp, normalizeTimestamp, type RecordKind, type RecordView } from '../projection/index.js'
 import { auditRows } from './audit-trail.js'
-import { writeMemBundle, type ConformanceLevel, type JsonObject, type MemBundleContent, type ProgressCallback, type WriteResult } from './mem/index.js'
+import { MemBundleBuilder, writeBuiltBundle, type ProgressCallback, type WriteResult } from './mem/index.js'
 import { toPortable } from './portable-records.js'
 
 export interface MemExportOptions {
@@ -63,15 +65,30 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
   const audit = evidencePack || (raw.audit === undefined ? false : assertBoolean(raw.audit, 'options.audit'))
   const generator = raw.generator === undefined ? CAIRN_GENERATOR : assertString(raw.generator, 'options.generator')
 
-  const records: Partial<Record<RecordKind, JsonObject[]>> = {}
+  // Rows go into the builder as they are read (each kept only as its encoded line), so the
+  // export holds no record objects however large the store.
+  const total = await memory.recordCount()
+  const builder = new MemBundleBuilder({
+    generator,
+    createdAt: formatTimestamp(Date.now()),
+    exportMode: since ? 'incremental' : 'full',
+    ...(since ? { since: since.text } : {}),
+    // L2: deletion reaches every copy (tombstones, no resurrection). L3 (spec notes §10) adds the
+    // audit log and the Evidence Pack with every tombstone signed (Cairn always signs them);
+    // Cairn also wants the manifest signed before it claims L3.
+    conformanceLevel: sign && evidencePack ? 'L3' : 'L2',
+    embeddingModel: '',
+    embeddingDim: 0,
+    ...(sign ? { signer: { sign: (bytes: Uint8Array) => memory.identity.sign(bytes), publicKeyHex: memory.author } } : {}),
+    ...(raw.onProgress !== undefined ? { onProgress: raw.onProgress as ProgressCallback } : {}),
+  }, total)
+  // Chunks follow their resource when incremental: decided once every resource has been seen.
   const chunks: RecordView[] = []
   const resources = new Set<string>()
-  const evidenced: JsonObject[] = []
   let count = 0
   for await (const view of memory.records()) {
-    if (evidencePack && view.kind === 'edge' && Array.isArray(view.evidenceEpisodeIDs) && view.evidenceEpisodeIDs.length > 0) evidenced.push(toPortable(view))
+    if (evidencePack && view.kind === 'edge' && Array.isArray(view.evidenceEpisodeIDs) && view.evidenceEpisodeIDs.length > 0) builder.provenanceEdge(toPortable(view))
     if (since) {
-      // Chunks follow their resource: decided once every resource has been seen.
       if (view.kind === 'chunk') {
         chunks.push(view)
         continue
@@ -80,38 +97,18 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
       if (field !== undefined && !isAtOrAfter(view[field], since.ms)) continue
       if (view.kind === 'resource') resources.add(view.id)
     }
-    ;(records[view.kind] ??= []).push(toPortable(view))
+    builder.record(view.kind, toPortable(view))
     count++
   }
   for (const chunk of chunks) {
     if (typeof chunk.resourceID === 'string' && resources.has(chunk.resourceID)) {
-      ;(records.chunk ??= []).push(toPortable(chunk))
+      builder.record('chunk', toPortable(chunk))
       count++
     }
   }
-
-  const tombstones = (await memory.tombstones()).filter((row) => !since || isAtOrAfter(row.deletedAt, since.ms)) as JsonObject[]
-  const content: MemBundleContent = {
-    records,
-    passthrough: await memory.foreignLines(),
-    tombstones,
-    auditLog: audit ? await auditRows(memory.log, since?.ms) : [],
-    ...(evidencePack ? { provenanceEdges: evidenced } : {}),
-  }
-  // L2: deletion reaches every copy (tombstones, no resurrection). L3 (spec notes §10) adds the
-  // audit log and the Evidence Pack with every tombstone signed (Cairn always signs them); Cairn
-  // also wants the manifest signed before it claims L3.
-  const conformanceLevel: ConformanceLevel = sign && evidencePack ? 'L3' : 'L2'
-  const result = await writeMemBundle(dir, content, {
-    generator,
-    createdAt: formatTimestamp(Date.now()),
-    exportMode: since ? 'incremental' : 'full',
-    ...(since ? { since: since.text } : {}),
-    conformanceLevel,
-    embeddingModel: '',
-    embeddingDim: 0,
-    ...(sign ? { signer: { sign: (bytes: Uint8Array) => memory.identity.sign(bytes), publicKeyHex: memory.author } } : {}),
-    ...(raw.onProgress !== undefined ? { onProgress: raw.onProgress as ProgressCallback } : {}),
-  })
+  for (const [kind, lines] of Object.entries(await memory.foreignLines())) builder.passthrough(kind, lines)
+  for (const row of await memory.tombstones()) if (!since || isAtOrAfter(row.deletedAt, since.ms)) builder.tombstone(row)
+  if (audit) for (const row of await auditRows(memory.log, since?.ms)) builder.auditRow(row)
+  const result = await writeBuiltBundle(dir, builder.finish())
   return { ...result, records: count }
 }

@@ -326,6 +326,12 @@ export class Memory {
     })
   }
 
+  /** How many records this replica shows, redaction skeletons included: what `records()` yields. */
+  async recordCount(): Promise<number> {
+    await this.core.settled()
+    return this.core.projection.viewCount()
+  }
+
   /** Every record this replica shows, redaction skeletons included, in id order. */
   async *records(): AsyncIterable<RecordView> {
     await this.core.settled()

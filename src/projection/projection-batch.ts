@@ -316,8 +316,9 @@ export class ProjectionBatch {
   /** Whether each sealed record was deleted as of its last seal. */
   private readonly deletedBefore = new Map<string, boolean>()
 
-  /** Everything to write, the bodies to erase, and what changed for subscribers. */
-  async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[] }> {
+  /** Everything to write, the bodies to erase, what changed for subscribers, and how many views were added (net). */
+  async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[]; viewDelta: number }> {
+    let viewDelta = 0
     if (this.runTouched.size > 0) await this.seal()
     const textChanges: TextChange[] = []
     const changes: RecordChange[] = []
@@ -344,6 +345,7 @@ export class ProjectionBatch {
       }
       if (bytes && !same) this.writes.push({ type: 'put', key: this.keys.view(id), value: bytes })
       else if (!bytes && start) this.writes.push({ type: 'del', key: this.keys.view(id) })
+      viewDelta += (bytes ? 1 : 0) - (start ? 1 : 0)
       // A record's own tombstone is stored under its id (one derived from a parent's is not).
       const ownTombstone = (tombstone: Tombstone | undefined): tombstone is Tombstone => tombstone !== undefined && !tombstone.derivedFrom && tombstone.record.targetID === id
       if (state.tombstone !== before?.tombstone) {
@@ -360,7 +362,7 @@ export class ProjectionBatch {
     }
     if (textChanges.length > 0) this.writes.push(...await this.textIndex.planUpdates(textChanges))
     const erase = [...new Set([...meta.erasing, ...this.erase])] as EventId[]
-    return { writes: this.writes, erase, changes }
+    return { writes: this.writes, erase, changes, viewDelta }
   }
 
   /** After the writes are stored: what the cache may now hold for the records this batch sealed. */

@@ -47,6 +47,8 @@ export interface ProjectionMeta {
   readonly recordedAt: number
   /** Log position where the current run of equal recorded time began. */
   readonly runStart: number
+  /** How many views are stored (records shown, redaction skeletons included); absent in stores from before it was kept. */
+  readonly views?: number
   /** Records being withdrawn (Projection.withdrawRecords), until their replay is stored; `keep`: the author whose bodies stay. */
   readonly withdrawing?: { readonly ids: readonly string[]; readonly keep?: string }
 }
@@ -56,10 +58,11 @@ export function encodeMeta(meta: ProjectionMeta): Uint8Array {
 }
 
 export function decodeMeta(bytes: Uint8Array | undefined): ProjectionMeta {
-  if (!bytes) return { cursor: 0, erasing: [], recordedAt: 0, runStart: 0 }
+  if (!bytes) return { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, views: 0 }
   const value = packr.unpack(bytes) as ProjectionMeta
   return {
     cursor: value.cursor, erasing: value.erasing ?? [], recordedAt: value.recordedAt ?? 0, runStart: value.runStart ?? 0,
+    ...(value.views !== undefined ? { views: value.views } : {}),
     ...(value.withdrawing ? { withdrawing: value.withdrawing } : {}),
   }
 }

@@ -133,6 +133,21 @@ export class Projection {
     if (must) await this.catchUp()
   }
 
+  /**
+   * How many views are stored: kept in the meta as batches add and remove them. A store from
+   * before that counts its views once and keeps the count from then on.
+   */
+  viewCount(): Promise<number> {
+    return this.mutex.run(async () => {
+      if (this.meta.views !== undefined) return this.meta.views
+      let views = 0
+      for await (const _key of this.storage.keys({ gte: this.keys.viewPrefix, lt: this.keys.end(this.keys.viewPrefix) })) views++
+      this.meta = { ...this.meta, views }
+      await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
+      return views
+    })
+  }
+
   /** The log position up to which events are applied. */
   get cursor(): number {
     return this.meta.cursor
@@ -307,7 +322,7 @@ export class Projection {
       this.handedOver.clear()
       // A withdrawal under way stays named: its own replay, still to come, ends it.
       const { withdrawing } = this.meta
-      this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, ...(withdrawing ? { withdrawing } : {}) }
+      this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, views: 0, ...(withdrawing ? { withdrawing } : {}) }
     }).then(() => this.catchUp().then(() => undefined))
   }
 
@@ -329,11 +344,12 @@ export class Projection {
    * withdrawal's replay takes its records (`withdrawn`) off the meta's `withdrawing`.
    */
   private async store(batch: ProjectionBatch, cursor: number, withdrawn?: ReadonlySet<string>): Promise<RecordChange[]> {
-    const { writes, erase, changes } = await batch.finish(this.meta)
+    const { writes, erase, changes, viewDelta } = await batch.finish(this.meta)
     const pending = this.meta.withdrawing
     const remaining = pending?.ids.filter((id) => !withdrawn?.has(id)) ?? []
     const withdrawing = pending && remaining.length > 0 ? { ...pending, ids: remaining } : undefined
-    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run, ...(withdrawing ? { withdrawing } : {}) }
+    const views = this.meta.views === undefined ? undefined : this.meta.views + viewDelta
+    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run, ...(views !== undefined ? { views } : {}), ...(withdrawing ? { withdrawing } : {}) }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
     await this.storage.write(writes)
     batch.cacheStoredRecords()

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readMemBundle, validateMemBundle, writeMemBundle, type MemBundleContent, type WriteOptions } from '../../src/bundle/mem/index.js'
+import { MemBundleBuilder, readMemBundle, validateMemBundle, writeBuiltBundle, writeMemBundle, type MemBundleContent, type WriteOptions } from '../../src/bundle/mem/index.js'
 import { CairnError, LimitError } from '../../src/errors.js'
 import { badValues } from '../helpers/bad-inputs.js'
 import { listFiles, tempBundlePath, tempDir } from './helpers/mem-fixtures.js'
@@ -132,3 +132,44 @@ describe('.mem writer edges', () => {
     expect(reads.every(([done], i) => i === 0 || done >= (reads[i - 1] as [number, number])[0])).toBe(true)
   })
 })
+
+describe('building a bundle row by row', () => {
+  it('gives the bytes writeMemBundle gives for the same content, whatever order the rows come in', async () => {
+    const content: MemBundleContent = {
+      ...emptyContent(),
+      records: { episode: [episode('ep_2'), episode('ep_1'), episode('ep_3')], entity: [entity('ent_b', ['b']), entity('ent_a', [])] },
+      passthrough: { vendorThing: ['{"a":1}', '{"b":2}'] },
+    }
+    const whole = tempBundlePath()
+    await writeMemBundle(whole, content, OPTIONS)
+    const builder = new MemBundleBuilder(OPTIONS)
+    builder.record('entity', entity('ent_a', []))
+    builder.record('episode', episode('ep_3'))
+    builder.passthrough('vendorThing', ['{"a":1}', '{"b":2}'])
+    builder.record('episode', episode('ep_1'))
+    builder.record('entity', entity('ent_b', ['b']))
+    builder.record('episode', episode('ep_2'))
+    const streamed = tempBundlePath()
+    await writeBuiltBundle(streamed, builder.finish())
+    expect(listFiles(streamed)).toEqual(listFiles(whole))
+    for (const file of listFiles(whole)) expect(readFileSync(path.join(streamed, file)), file).toEqual(readFileSync(path.join(whole, file)))
+    expect((await validateMemBundle(streamed)).valid).toBe(true)
+  })
+
+  it('refuses a bad row when it is added, naming it, and a file over the limit when it finishes', () => {
+    const builder = new MemBundleBuilder(OPTIONS)
+    builder.record('episode', episode('ep_1'))
+    let error: unknown
+    try {
+      builder.record('episode', episode('ep_2', { accessCount: '1' }))
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(CairnError)
+    expect([(error as CairnError).code, (error as CairnError).where.field]).toEqual(['WRONG_TYPE', 'records.episode[1].accessCount'])
+    const small = new MemBundleBuilder({ ...OPTIONS, limits: { maxFileBytes: 600 } })
+    for (let i = 0; i < 5; i++) small.record('episode', episode(`ep_${i}`))
+    expect(() => small.finish()).toThrow(LimitError)
+  })
+})
+

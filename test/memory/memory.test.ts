@@ -6,7 +6,9 @@ import { canonicalJson } from '../../src/log/canonical-json.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { NativeCrypto } from '../../src/log/crypto/index.js'
 import { Memory } from '../../src/memory/index.js'
+import type { LogStorage } from '../../src/log/storage.js'
 import { MEMORY_OPS } from '../../src/projection/index.js'
+import { decodeMeta, encodeMeta } from '../../src/projection/projection-codec.js'
 import { closeAll, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
 import { rejection as refusal } from '../helpers/error-code.js'
 
@@ -330,5 +332,30 @@ describe('history, subscribe, text, persistence', () => {
     expect((await m.get('ep_late'))?.summary).toBe('late')
     expect(await m.digest()).not.toBe(digest)
     expect((await m.query({ tags: ['disk'] })).records).toHaveLength(1)
+  })
+
+  it('counts the records it shows as they come and go, and counts a store from before that once', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-memory-'))
+    dirs.push(dir)
+    let m = await Memory.open({ path: dir })
+    expect(await m.recordCount()).toBe(0)
+    const ids = []
+    for (let i = 0; i < 4; i++) ids.push(await m.remember({ kind: 'episode', summary: `counted ${i}` }))
+    await m.forget(ids[0] as string)
+    await m.redact(ids[1] as string)
+    expect(await m.recordCount()).toBe(3) // a redaction skeleton still shows
+    // A store written before the count was kept: its meta has no count.
+    const storage = (m.log as unknown as { storage: LogStorage }).storage
+    const key = `${m.space}:q:m`
+    const { views: _views, ...older } = decodeMeta(await storage.get(key))
+    await storage.write([{ type: 'put', key, value: encodeMeta(older) }])
+    await m.close()
+    m = await Memory.open({ path: dir })
+    open.push(m)
+    expect(await m.recordCount()).toBe(3)
+    await m.remember({ kind: 'episode', summary: 'counted after' })
+    expect(await m.recordCount()).toBe(4)
+    // Counted once, then kept in the meta again.
+    expect(decodeMeta(await (m.log as unknown as { storage: LogStorage }).storage.get(key)).views).toBe(4)
   })
 })

@@ -137,6 +137,9 @@ describe('memory merge properties', () => {
       for (const memory of memories) {
         const before = await projectionDump(memory)
         const digest = await memory.digest()
+        let shown = 0
+        for await (const _record of memory.records()) shown++
+        expect(await memory.recordCount()).toBe(shown)
         await memory.rebuild()
         expect(await projectionDump(memory)).toBe(before)
         expect(await memory.digest()).toBe(digest)

@@ -7,9 +7,9 @@
  * folder through its index): the kind table alone, without the projection engine and the
  * Automerge runtime it loads, which a pure codec does not need.
  */
-export { writeMemBundle } from './write-bundle.js'
+export { writeMemBundle, writeBuiltBundle } from './write-bundle.js'
 export { readMemBundle, validateMemBundle } from './read-bundle.js'
-export { encodeMemBundle, type EncodedBundle } from './encode-bundle.js'
+export { encodeMemBundle, buildMemBundle, MemBundleBuilder, type EncodedBundle, type BuiltBundle } from './encode-bundle.js'
 export { decodeRecord, decodeTombstone, decodeAuditRow, TOMBSTONE_OPS, type DecodedRow } from './record-codec.js'
 export { decodeManifest, checksumsText, formatMajor } from './manifest.js'
 export {

@@ -1,14 +1,13 @@
 /**
  * JSONL framing (spec notes §3): lines joined with `\n`, every file ending with exactly one
- * `\n`. Visits the lines of a file's bytes for the readers, and joins lines into file bytes
- * for the writer.
+ * `\n`. Visits the lines of a file's bytes for the readers (the writer, encode-bundle.ts,
+ * joins its lines itself).
  *
  * Invariant: a line handed on is well-formed UTF-8 no longer than the line cap, and its number
  * is its 1-based position in the file; every refusal names the file and the line. A file whose
  * last byte is not `\n` was cut short: its last line is refused, never decoded half.
  */
 import { isUtf8 } from 'node:buffer'
-import { LimitError } from '../../errors.js'
 import type { ProblemList } from './problems.js'
 
 const NEWLINE = 0x0a
@@ -43,28 +42,4 @@ export function forEachJsonlLine(bytes: Uint8Array, file: string, maxLineBytes: 
     start = newline + 1
     line++
   }
-}
-
-/**
- * Joins lines, already UTF-8, into the bytes of a JSONL file: each line followed by one `\n`.
- * @throws LimitError LINE_TOO_LONG, FILE_TOO_LARGE (`file` names where)
- */
-export function joinJsonl(lines: readonly Uint8Array[], file: string, maxLineBytes: number, maxFileBytes: number): Buffer {
-  let total = 0
-  for (let i = 0; i < lines.length; i++) {
-    const size = (lines[i] as Uint8Array).length
-    if (size > maxLineBytes) {
-      throw new LimitError('LINE_TOO_LONG', `a line of ${size} bytes is over the ${maxLineBytes}-byte limit`, { file, line: i + 1 })
-    }
-    total += size + 1
-    if (total > maxFileBytes) throw new LimitError('FILE_TOO_LARGE', `the file is over the ${maxFileBytes}-byte limit`, { file })
-  }
-  const out = Buffer.allocUnsafe(total)
-  let offset = 0
-  for (const line of lines) {
-    out.set(line, offset)
-    offset += line.length
-    out[offset++] = NEWLINE
-  }
-  return out
 }

@@ -1,7 +1,7 @@
 /**
- * Writes a `.mem` bundle to a directory: encodes everything in memory first
- * (encode-bundle.ts), then writes the files into a fresh staging directory beside the target and
- * renames it into place.
+ * Writes a `.mem` bundle to a directory: builds it first (encode-bundle.ts: every row checked
+ * and encoded, CHECKSUMS and manifest computed), then writes the files into a fresh staging
+ * directory beside the target, line by line in large chunks, and renames it into place.
  *
  * Invariant: a caller never sees half a bundle. Any refusal happens before the first write; a
  * failure while writing removes the staging directory; the target appears whole, by one rename,
@@ -10,11 +10,11 @@
  * removes the old bundle itself).
  */
 import { randomBytes } from 'node:crypto'
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { assertNonEmptyString } from '../../assert.js'
 import { InputError, StorageError } from '../../errors.js'
-import { encodeMemBundle, type EncodedBundle } from './encode-bundle.js'
+import { buildMemBundle, type BuiltBundle } from './encode-bundle.js'
 import { CHECKSUMS_FILE, MANIFEST_FILE, SIGNATURE_FILE } from './layout.js'
 import type { MemBundleContent, WriteOptions, WriteResult } from './types.js'
 
@@ -30,16 +30,26 @@ async function assertWritableTarget(target: string): Promise<void> {
   if ((await readdir(target)).length > 0) throw new InputError('TARGET_NOT_EMPTY', 'the bundle target is not empty; remove it or choose another', { path: target })
 }
 
-async function writeEncoded(directory: string, encoded: EncodedBundle): Promise<void> {
-  for (const sub of encoded.directories) await mkdir(path.join(directory, sub))
-  for (const [relative, bytes] of encoded.files) {
+/** Writes one data file, chunk by chunk. */
+async function writeChunks(target: string, chunks: readonly Uint8Array[]): Promise<void> {
+  const file = await open(target, 'wx')
+  try {
+    for (const chunk of chunks) await file.write(chunk)
+  } finally {
+    await file.close()
+  }
+}
+
+async function writeBuilt(directory: string, built: BuiltBundle): Promise<void> {
+  for (const sub of built.directories) await mkdir(path.join(directory, sub))
+  for (const [relative, chunks] of built.files) {
     const target = path.join(directory, ...relative.split('/'))
     await mkdir(path.dirname(target), { recursive: true })
-    await writeFile(target, bytes, { flag: 'wx' })
+    await writeChunks(target, chunks)
   }
-  await writeFile(path.join(directory, CHECKSUMS_FILE), encoded.checksumsBytes, { flag: 'wx' })
-  await writeFile(path.join(directory, MANIFEST_FILE), encoded.manifestBytes, { flag: 'wx' })
-  if (encoded.signatureBytes !== undefined) await writeFile(path.join(directory, SIGNATURE_FILE), encoded.signatureBytes, { flag: 'wx' })
+  await writeFile(path.join(directory, CHECKSUMS_FILE), built.checksumsBytes, { flag: 'wx' })
+  await writeFile(path.join(directory, MANIFEST_FILE), built.manifestBytes, { flag: 'wx' })
+  if (built.signatureBytes !== undefined) await writeFile(path.join(directory, SIGNATURE_FILE), built.signatureBytes, { flag: 'wx' })
 }
 
 /**
@@ -48,20 +58,27 @@ async function writeEncoded(directory: string, encoded: EncodedBundle): Promise<
  *   LimitError LINE_TOO_LONG, FILE_TOO_LARGE, TOO_DEEP; StorageError WRITE_FAILED
  */
 export async function writeMemBundle(dir: string, content: MemBundleContent, options: WriteOptions): Promise<WriteResult> {
+  return writeBuiltBundle(dir, buildMemBundle(content, options))
+}
+
+/**
+ * Writes a built bundle (MemBundleBuilder.finish) at `dir`, whole or not at all.
+ * @throws InputError NOT_A_DIRECTORY, TARGET_NOT_EMPTY; StorageError WRITE_FAILED
+ */
+export async function writeBuiltBundle(dir: string, built: BuiltBundle): Promise<WriteResult> {
   const target = path.resolve(assertNonEmptyString(dir, 'dir'))
-  const encoded = encodeMemBundle(content, options)
   await assertWritableTarget(target)
   const parent = path.dirname(target)
   const staging = path.join(parent, `.${path.basename(target)}.partial-${randomBytes(6).toString('hex')}`)
   try {
     await mkdir(parent, { recursive: true })
     await mkdir(staging)
-    await writeEncoded(staging, encoded)
+    await writeBuilt(staging, built)
     // rename(2) replaces an empty directory atomically; a non-empty one (a race) fails.
     await rename(staging, target)
   } catch (error) {
     await rm(staging, { recursive: true, force: true })
     throw new StorageError('WRITE_FAILED', `could not write the bundle: ${error instanceof Error ? error.message : String(error)}`, { path: target }, { cause: error })
   }
-  return { manifest: encoded.manifest, files: encoded.manifest.files, warnings: encoded.warnings }
+  return { manifest: built.manifest, files: built.manifest.files, warnings: built.warnings }
 }
