@@ -284,13 +284,18 @@ export class Projection {
    * replica wrote stays with it.
    */
   async withdrawRecords(ids: readonly string[], keep?: string): Promise<RecordChange[]> {
-    const bodies = await this.mutex.run(async () => {
+    const plan = await this.mutex.run(async () => {
+      // Only records held here (a relay withdraws what the reader may hold, not what it does).
+      const candidates = [...new Set(ids)]
+      const states = await this.storage.getMany(candidates.map((id) => this.keys.state(id)))
+      const held = candidates.filter((_, i) => states[i] !== undefined)
+      if (held.length === 0) return undefined
       // Named in the meta first: a crash before the replay is stored resumes it on open.
       const pending = this.meta.withdrawing?.ids ?? []
-      this.meta = { ...this.meta, withdrawing: { ids: [...new Set([...pending, ...ids])], ...(keep !== undefined ? { keep } : {}) } }
+      this.meta = { ...this.meta, withdrawing: { ids: [...new Set([...pending, ...held])], ...(keep !== undefined ? { keep } : {}) } }
       await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
       const out: EventId[] = []
-      for (const id of new Set(ids)) {
+      for (const id of held) {
         const prefix = this.keys.historyPrefix(id)
         for await (const [, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
           const entry = decodeJson(value) as string
@@ -299,10 +304,11 @@ export class Projection {
           if (event?.body && event.header.author !== keep) out.push(event.id)
         }
       }
-      return out
+      return { held, bodies: out }
     })
-    if (bodies.length > 0) await this.log.withholdBodies(bodies)
-    return this.replay(ids, [], true)
+    if (plan === undefined) return []
+    if (plan.bodies.length > 0) await this.log.withholdBodies(plan.bodies)
+    return this.replay(plan.held, [], true)
   }
 
   /** Drops the whole projection and applies the log again from its first event. */

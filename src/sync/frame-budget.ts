@@ -28,7 +28,8 @@ export class FrameBudget {
   /** The peer refused a frame of at most `events` as too slow: send half as many. */
   shrinkSend(events: number): void {
     if (events === 0) return // nothing was sent: the refusal is not about this side's frames
-    if (events === 1) this.exhausted = true
+    // One event, or a frame already bigger than the budget (a signed segment cannot be cut).
+    if (events === 1 || events > this.send) this.exhausted = true
     else this.send = Math.min(this.send, Math.floor(events / 2))
   }
 }

@@ -142,16 +142,16 @@ export class RelayEndpoint implements SyncEndpoint {
    * when that changed. The peer holds the record's earlier events (those within its vector), with
    * their bodies if the record was in scope when they were sent, without if not. So a record in
    * scope gets those bodies (one the peer holds already costs it a hash check), and one out of
-   * scope is withdrawn.
+   * scope is withdrawn. Withdrawn whatever this relay still holds of it: a redaction or an erasure
+   * here leaves no body to show what the peer may hold, and a peer that holds nothing of the
+   * record ignores the withdrawal.
    */
   private async tell(id: string, inScope: boolean, peerVector: VersionVector, fills: EventEnvelope[], withdraw: string[]): Promise<void> {
     if (this.told.get(id) === inScope) return
     this.told.set(id, inScope)
     if (Object.keys(peerVector).length === 0) return // a new reader holds nothing yet
-    const earlier = await this.heldByPeer(id, peerVector)
-    if (earlier.length === 0) return
-    if (inScope) fills.push(...earlier)
-    else withdraw.push(id)
+    if (!inScope) withdraw.push(id)
+    else fills.push(...await this.heldByPeer(id, peerVector))
   }
 
   /** The record's content events within the peer's vector, with the bodies this relay holds. */

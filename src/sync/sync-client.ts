@@ -171,7 +171,9 @@ export class SyncClient {
           return
         }
         if (message.type !== 'ready') throw new ProtocolError('UNEXPECTED_FRAME', 'expected ready', { frame: message.type })
-        this.run(transport, !message.full)
+        // Withdrawals are accepted only by a client that asked for scoped access: a relay cannot
+        // make a full-access replica drop what it holds by claiming it is scoped.
+        this.run(transport, this.options.token !== undefined && !message.full)
       }).catch((error: unknown) => {
         failure = error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error).message)
         transport.close(4000, failure.code)

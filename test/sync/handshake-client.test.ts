@@ -14,8 +14,11 @@ import { failureOf, openOwner, startSync, Teardown } from '../helpers/sync-fixtu
 const teardown = new Teardown()
 afterEach(() => teardown.run())
 
-/** A fake relay: answers each hello with `welcome(hello)`; records what clients send. */
-async function fakeRelay(welcome: (hello: Extract<Message, { type: 'hello' }>) => Message): Promise<{ url: string; received: Message[] }> {
+/** A fake relay: answers each hello with `welcome(hello)`, anything else with `then`; records what clients send. */
+async function fakeRelay(
+  welcome: (hello: Extract<Message, { type: 'hello' }>) => Message,
+  then: (message: Message, send: (reply: Message) => void) => void = () => undefined,
+): Promise<{ url: string; received: Message[] }> {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 })
   await new Promise<void>((resolve) => server.once('listening', () => resolve()))
   teardown.add(1, () => new Promise<void>((resolve) => {
@@ -28,6 +31,7 @@ async function fakeRelay(welcome: (hello: Extract<Message, { type: 'hello' }>) =
       const message = decodeMessage(new Uint8Array(data as Buffer))
       received.push(message)
       if (message.type === 'hello') socket.send(encodeMessage(welcome(message)))
+      else then(message, (reply) => socket.send(encodeMessage(reply)))
     })
   })
   const { port } = server.address() as { port: number }
@@ -58,3 +62,22 @@ it('refuses a relay whose proof was made with another key than the one it names'
   expect(failure.code).toBe('BAD_PROOF')
   expect(sent).not.toContain('proof')
 })
+
+it('a relay cannot make a replica that presented no token drop records by calling it scoped', async () => {
+  const relay = await fakeRelay((hello) => ({
+    type: 'welcome', version: 1, relay: relayKey.author, nonce: newNonce(defaultCrypto()),
+    proof: proveKey(relayKey, 'relay', hello.nonce, hello.space, hello.peer),
+  }), (message, send) => {
+    if (message.type !== 'proof') return
+    send({ type: 'ready', permissions: ['read'], full: false })
+    send({ type: 'want', vector: {} })
+    send({ type: 'withdraw', records: [kept] })
+  })
+  const owner = await openOwner(teardown)
+  const kept = await owner.remember({ kind: 'episode', summary: 'mine, whatever the relay says' })
+  const failure = await failureOf(await startSync(teardown, owner, relay.url))
+  expect(failure.code).toBe('UNEXPECTED_FRAME')
+  expect((await owner.get(kept))?.summary).toBe('mine, whatever the relay says')
+  for (const event of await owner.history(kept)) expect(event.bodyState).toBe('present')
+})
+

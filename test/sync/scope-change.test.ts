@@ -117,6 +117,16 @@ describe('a record that leaves a tag scope', () => {
     expect((await reader.search('back')).map((hit) => hit.record.id)).toEqual([shared])
   })
 
+  it('is withdrawn when it was also redacted, though the relay no longer holds its content', async () => {
+    const { relay, owner, reader, token, shared } = await setting()
+    await owner.update(shared, { remove: { tags: ['work'] } })
+    await owner.redact(shared)
+    await syncOnce(owner, relay.url)
+    await syncOnce(reader, relay.url, token)
+    expect(await reader.get(shared)).toBeUndefined()
+    expect(await storeText(reader)).not.toContain('marta')
+  })
+
   it('keeps what the reader wrote itself', async () => {
     const relay = await startRelay(teardown)
     const owner = await openOwner(teardown)
@@ -183,6 +193,7 @@ describe('property', () => {
   const step = fc.oneof(
     fc.record({ type: fc.constant('tag' as const), record: fc.nat(RECORDS - 1), on: fc.boolean() }),
     fc.record({ type: fc.constant('edit' as const), record: fc.nat(RECORDS - 1), word: fc.constantFrom('alder', 'birch', 'cedar', 'damson') }),
+    fc.record({ type: fc.constant('redact' as const), record: fc.nat(RECORDS - 1) }),
     fc.record({ type: fc.constant('owner-sync' as const) }),
     fc.record({ type: fc.constant('reader-sync' as const) }),
   )
@@ -196,11 +207,17 @@ describe('property', () => {
       await syncOnce(owner, relay.url)
       const reader = await openReplica(teardown, owner)
       const token = tokenFor(owner, reader, { tags: { any: ['share'] } })
+      const redacted = new Set<string>()
       for (const next of steps) {
-        if (next.type === 'tag') await owner.update(ids[next.record] as string, next.on ? { add: { tags: ['share'] } } : { remove: { tags: ['share'] } })
-        else if (next.type === 'edit') await owner.update(ids[next.record] as string, { set: { details: `${next.word} word${next.record}x` } })
-        else if (next.type === 'owner-sync') await syncOnce(owner, relay.url)
-        else await syncOnce(reader, relay.url, token)
+        const id = 'record' in next ? (ids[next.record] as string) : ''
+        // A redacted record takes no more changes (REDACTED): the step is skipped.
+        if (next.type === 'tag' && !redacted.has(id)) await owner.update(id, next.on ? { add: { tags: ['share'] } } : { remove: { tags: ['share'] } })
+        else if (next.type === 'edit' && !redacted.has(id)) await owner.update(id, { set: { details: `${next.word} word${next.record}x` } })
+        else if (next.type === 'redact' && !redacted.has(id)) {
+          await owner.redact(id)
+          redacted.add(id)
+        } else if (next.type === 'owner-sync') await syncOnce(owner, relay.url)
+        else if (next.type === 'reader-sync') await syncOnce(reader, relay.url, token)
       }
       await syncOnce(owner, relay.url)
       await syncOnce(reader, relay.url, token)
@@ -213,7 +230,7 @@ describe('property', () => {
       expect(await shown(reader)).toEqual(expected)
       const text = await storeText(reader)
       for (const [i, id] of ids.entries()) {
-        if (!expected.has(id)) expect(text.includes(`word${i}x`), `record ${i} is out of scope`).toBe(false)
+        if (!expected.has(id) || redacted.has(id)) expect(text.includes(`word${i}x`), `record ${i} is out of scope or redacted`).toBe(false)
         else expect((await reader.search(`word${i}x`)).map((hit) => hit.record.id)).toEqual([id])
       }
       expect((await reader.log.verify()).ok).toBe(true)

@@ -142,6 +142,21 @@ describe('a sender whose frames the peer finds too slow', () => {
     second.session.close()
   })
 
+  it('gives up when its frames cannot be cut smaller (a signed segment is one frame at least)', async () => {
+    const owner = await openOwner(teardown)
+    await owner.rememberMany(Array.from({ length: 40 }, (_, i) => ({ kind: 'episode', summary: `batch ${i}` })))
+    const events = await owner.log.envelopesSince({}, { signatures: 'stored' })
+    const budget = new FrameBudget()
+    for (let round = 0; round < 3 && !budget.exhausted; round++) {
+      const { session, frames } = sender(events, budget)
+      session.receive(encodeMessage({ type: 'want', vector: {} }))
+      await waitFor(() => frames().length > 0, 'a frame')
+      session.receive(encodeMessage({ type: 'error', code: 'SLOW_FRAME', message: 'a frame took over 30000 ms to apply' }))
+      await session.drain()
+    }
+    expect(budget.exhausted).toBe(true)
+  })
+
   it('honours the frame size the peer asks for in its want', async () => {
     const owner = await openOwner(teardown)
     for (let i = 0; i < 12; i++) await owner.remember({ kind: 'episode', summary: `event ${i}` })
