@@ -1,21 +1,24 @@
 /**
- * Reads a source from disk (a file, or a directory such as a folder of Claude memory files or an
- * unpacked export) and dispatches it to its adapter. The adapters themselves never touch disk.
+ * Reads a source from disk (a file; a directory such as a folder of Claude memory files or an
+ * unpacked export; or a zip archive of one, as the export arrived) and dispatches it to its
+ * adapter. The adapters themselves never touch disk.
  *
  * Invariants:
  * - nothing is written, and nothing outside `path` is read: symlinks inside a directory are not
- *   followed, and each file's size is checked before it is read;
- * - files of a directory are read in code-point order of their relative paths, which are what
- *   the records name (never the absolute path, which differs from machine to machine);
- * - files a directory holds but the source does not read are reported as warnings.
+ *   followed, archives are read in memory (zip-archive.ts), and each file's size is checked
+ *   before it is read;
+ * - files of a directory or archive are read in code-point order of their relative paths, which
+ *   are what the records name (never the absolute path, which differs from machine to machine);
+ * - files a directory or archive holds but the source does not read are reported as warnings.
  */
-import { lstat, readdir, readFile, stat } from 'node:fs/promises'
+import { lstat, open as openFile, readdir, readFile, stat } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import { InputError, LimitError } from '../../errors.js'
 import { compareCodePoints } from '../../log/index.js'
 import { ADAPTERS, DETECT_BYTES, detectSource } from './registry.js'
 import { MAX_SOURCE_BYTES, baseName } from './source-text.js'
 import { SOURCE_NAMES, type AdapterOptions, type AdapterResult, type AdapterWarning, type SourceFile, type SourceName } from './types.js'
+import { isZipStart, openZip } from './zip-archive.js'
 
 /** A directory walk stops at this many files (a wrong path, such as a home directory, should fail fast). */
 export const MAX_SOURCE_FILES = 100_000
@@ -79,26 +82,60 @@ function textStart(content: Uint8Array): string {
   return new TextDecoder('utf-8').decode(content.subarray(0, DETECT_BYTES))
 }
 
-async function detectDirectory(root: string, paths: readonly string[]): Promise<SourceName | undefined> {
-  const peek = async (path: string): Promise<SourceName | undefined> => detectSource(path, textStart(await readBounded(join(root, path), path)))
+/** Files to choose from, by relative path: a directory's or an archive's. */
+interface FileTree {
+  readonly paths: readonly string[]
+  read(path: string): Promise<Uint8Array>
+  /** At most the first `bytes` bytes of a file. */
+  peek(path: string, bytes: number): Promise<Uint8Array>
+}
+
+async function detectTree(tree: FileTree): Promise<SourceName | undefined> {
+  const peek = async (path: string): Promise<SourceName | undefined> => detectSource(path, textStart(await tree.peek(path, DETECT_BYTES)))
   for (const marker of ['conversations.json', 'memories.json', 'memory.jsonl', 'memory.json']) {
-    const path = paths.find((candidate) => baseName(candidate) === marker)
+    const path = tree.paths.find((candidate) => baseName(candidate) === marker)
     const found = path === undefined ? undefined : await peek(path)
     if (found !== undefined) return found
   }
   for (const [suffix, source] of [['.af', 'letta'], ['.yaml', 'engram'], ['.yml', 'engram'], ['.md', 'claude-memory']] as const) {
-    if (paths.some((path) => path.endsWith(suffix))) return source
+    if (tree.paths.some((path) => path.endsWith(suffix))) return source
   }
-  for (const path of paths) {
+  for (const path of tree.paths) {
     const found = await peek(path)
     if (found !== undefined) return found
   }
   return undefined
 }
 
+/** The files of `tree` the source reads (`from`, or detected), and warnings for the rest. */
+async function readTree(tree: FileTree, label: string, what: string, from: SourceName | undefined, warnings: AdapterWarning[]): Promise<SourceRead> {
+  const source = from ?? (await detectTree(tree))
+  if (source === undefined) throw new InputError('UNKNOWN_SOURCE', `cannot tell which source this ${what} is; name it with --from (${SOURCE_NAMES.join(', ')})`, { file: label })
+  let wanted = tree.paths.filter(DIRECTORY_FILES[source])
+  // OpenMemory's zip holds memories.json and memories.jsonl.gz, the same memories twice: the first is read, the second only alone.
+  if (source === 'openmemory' && wanted.length === 0) wanted = tree.paths.filter((file) => /(^|\/)memories\.jsonl(\.gz)?$/.test(file))
+  if (wanted.length === 0) throw new InputError('NO_FILES', `the ${what} holds no files ${source} reads`, { file: label })
+  const files: SourceFile[] = []
+  for (const file of wanted) files.push({ path: file, content: await tree.read(file) })
+  for (const file of tree.paths) if (!wanted.includes(file)) warnings.push({ code: 'FILE_NOT_READ', message: `not a ${source} file; not imported`, where: { file } })
+  return { source, files, warnings }
+}
+
+/** At most the first `bytes` bytes of a file. */
+async function fileStart(path: string, bytes: number): Promise<Uint8Array> {
+  const handle = await openFile(path, 'r')
+  try {
+    const buffer = new Uint8Array(bytes)
+    const { bytesRead } = await handle.read(buffer, 0, bytes, 0)
+    return buffer.subarray(0, bytesRead)
+  } finally {
+    await handle.close()
+  }
+}
+
 /**
- * Reads the files of a source at `path` (a file or a directory).
- * @throws InputError NOT_FOUND, UNKNOWN_SOURCE, NO_FILES; LimitError FILE_TOO_LARGE, TOO_MANY_FILES
+ * Reads the files of a source at `path` (a file, a directory, or a zip archive).
+ * @throws InputError NOT_FOUND, UNKNOWN_SOURCE, NO_FILES, BAD_ARCHIVE, ENCRYPTED_ENTRY; LimitError FILE_TOO_LARGE, TOO_MANY_FILES
  */
 export async function readSource(path: string, options: ReadSourceOptions = {}): Promise<SourceRead> {
   if (options.from !== undefined && !(SOURCE_NAMES as readonly string[]).includes(options.from)) {
@@ -109,22 +146,22 @@ export async function readSource(path: string, options: ReadSourceOptions = {}):
   const warnings: AdapterWarning[] = []
   if (!info.isDirectory()) {
     const label = baseName(path)
+    if (info.isFile() && isZipStart(await fileStart(path, 4))) {
+      const zip = await openZip(path, label, MAX_SOURCE_FILES)
+      try {
+        return await readTree(zip, label, 'archive', options.from, warnings)
+      } finally {
+        await zip.close()
+      }
+    }
     const content = await readBounded(path, label)
     const source = options.from ?? detectSource(label, textStart(content))
     if (source === undefined) throw new InputError('UNKNOWN_SOURCE', `cannot tell which source this is; name it with --from (${SOURCE_NAMES.join(', ')})`, { file: path })
     return { source, files: [{ path: label, content }], warnings }
   }
   const paths = await walk(path, warnings)
-  const source = options.from ?? (await detectDirectory(path, paths))
-  if (source === undefined) throw new InputError('UNKNOWN_SOURCE', `cannot tell which source this directory is; name it with --from (${SOURCE_NAMES.join(', ')})`, { file: path })
-  let wanted = paths.filter(DIRECTORY_FILES[source])
-  // OpenMemory's zip holds memories.json and memories.jsonl.gz, the same memories twice: the first is read, the second only alone.
-  if (source === 'openmemory' && wanted.length === 0) wanted = paths.filter((file) => /(^|\/)memories\.jsonl(\.gz)?$/.test(file))
-  if (wanted.length === 0) throw new InputError('NO_FILES', `the directory holds no files ${source} reads`, { file: path })
-  const files: SourceFile[] = []
-  for (const file of wanted) files.push({ path: file, content: await readBounded(join(path, file), file) })
-  for (const file of paths) if (!wanted.includes(file)) warnings.push({ code: 'FILE_NOT_READ', message: `not a ${source} file; not imported`, where: { file } })
-  return { source, files, warnings }
+  const tree: FileTree = { paths, read: (file) => readBounded(join(path, file), file), peek: (file, bytes) => fileStart(join(path, file), bytes) }
+  return readTree(tree, path, 'directory', options.from, warnings)
 }
 
 /**

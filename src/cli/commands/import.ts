@@ -1,7 +1,7 @@
 /**
  * `cairn import <path>`: brings a `.mem` bundle, a log snapshot, a PAM artifact (the format
- * detected from the path unless --format says) or, with --from, another system's export into
- * this home through `memory.import`, and prints what was written by kind, what was already
+ * detected from the path unless --format says) or, with --from, another system's export (a
+ * file, a folder, or a zip archive of one) into this home through `memory.import`, and prints what was written by kind, what was already
  * here, what was blocked by a deletion, and the warnings.
  *
  * Invariants: flags are checked and the format detected before the store is opened; the

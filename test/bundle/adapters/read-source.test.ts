@@ -9,6 +9,7 @@ import path from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ADAPTERS, SOURCE_NAMES, detectSource, importSource, readSource } from '../../../src/bundle/adapters/index.js'
+import { zipArchive } from '../../helpers/zip-writer.js'
 import { SAMPLES, asyncRefusal, fixedOptions } from './helpers.js'
 
 const root = mkdtempSync(path.join(tmpdir(), 'cairn-adapters-'))
@@ -110,3 +111,62 @@ describe('reading paths', () => {
     expect(await asyncRefusal(() => importSource(dir, fixedOptions()))).toMatchObject({ code: 'BAD_JSON', where: { file: 'memory.jsonl', line: 2 } })
   })
 })
+
+describe('zip archives (exports as downloaded)', () => {
+  const conversations = (): string => text('chatgpt/conversations.json')
+  const archive = (name: string, entries: Parameters<typeof zipArchive>[0]): string => {
+    const file = path.join(root, name)
+    writeFileSync(file, zipArchive(entries))
+    return file
+  }
+
+  it('imports a zipped ChatGPT export as the unpacked folder, detecting the source, and reports what it does not read', async () => {
+    const entries = [
+      { name: 'conversations.json', data: conversations(), deflate: true },
+      { name: 'user.json', data: '{"id":"user-1"}' },
+      { name: 'file-abc.png', data: new Uint8Array(300).fill(7), deflate: true },
+    ]
+    const zipped = await importSource(archive('chatgpt-export.zip', entries), fixedOptions())
+    const unpacked = await importSource(folder('chatgpt-unpacked', Object.fromEntries(entries.map((entry) => [entry.name, entry.data]))), fixedOptions())
+    expect(zipped.source).toBe('chatgpt')
+    expect(zipped.records).toEqual(unpacked.records)
+    expect(zipped.records.length).toBeGreaterThan(0)
+    expect(zipped.warnings.filter((warning) => warning.code === 'FILE_NOT_READ').map((warning) => warning.where.file)).toEqual(['file-abc.png', 'user.json'])
+  })
+
+  it('reads an export nested in a folder inside the archive, with --from', async () => {
+    const read = await readSource(archive('nested.zip', [{ name: 'export/conversations.json', data: conversations() }]), { from: 'chatgpt' })
+    expect(read.files.map((file) => file.path)).toEqual(['export/conversations.json'])
+  })
+
+  it.each([
+    ['an entry that climbs out', '../conversations.json'],
+    ['an absolute entry', '/etc/conversations.json'],
+    ['a backslashed entry', 'export\\conversations.json'],
+  ])('refuses %s, naming the archive', async (_what, name) => {
+    const file = archive(`unsafe-${name.length}.zip`, [{ name, data: conversations() }])
+    const error = await asyncRefusal(() => readSource(file, { from: 'chatgpt' }))
+    expect([error.code, error.where.file]).toEqual(['BAD_ARCHIVE', path.basename(file)])
+  })
+
+  it('refuses an entry that inflates past the size its header claims, naming the entry', async () => {
+    const file = archive('lying.zip', [{ name: 'conversations.json', data: conversations(), deflate: true, declaredSize: 10 }])
+    const error = await asyncRefusal(() => readSource(file, { from: 'chatgpt' }))
+    expect([error.code, error.where.file]).toEqual(['BAD_ARCHIVE', 'lying.zip:conversations.json'])
+  })
+
+  it('refuses an entry whose size is over the import limit before inflating it', async () => {
+    const file = archive('huge.zip', [{ name: 'conversations.json', data: '[]', deflate: true, declaredSize: 300 * 1024 * 1024 }])
+    const error = await asyncRefusal(() => readSource(file, { from: 'chatgpt' }))
+    expect([error.code, error.where.file]).toEqual(['FILE_TOO_LARGE', 'huge.zip:conversations.json'])
+  })
+
+  it('refuses a truncated archive, naming it', async () => {
+    const whole = zipArchive([{ name: 'conversations.json', data: conversations(), deflate: true }])
+    const file = path.join(root, 'truncated.zip')
+    writeFileSync(file, whole.subarray(0, whole.length - 30))
+    const error = await asyncRefusal(() => readSource(file, { from: 'chatgpt' }))
+    expect([error.code, error.where.file]).toEqual(['BAD_ARCHIVE', 'truncated.zip'])
+  })
+})
+
