@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { CairnError } from '../../src/errors.js'
 import type { EventEnvelope } from '../../src/log/index.js'
 import type { Memory } from '../../src/memory/index.js'
+import type { ManualClock } from '../../src/log/clock.js'
 import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 
@@ -57,6 +58,19 @@ async function projectionDump(memory: Memory): Promise<string> {
   const rows: string[] = []
   for await (const [key, value] of storage.entries({ gte: root, lt: `${root}\uffff` })) rows.push(`${key}=${Buffer.from(value).toString('hex')}`)
   return rows.join('\n')
+}
+
+/** Two writers on `clock` start from a core block and play `history`; returns the generator it used. */
+async function playHistory(writers: Memory[], clock: ManualClock, history: readonly Step[], seed: number): Promise<SeededRandom> {
+  const random = new SeededRandom(seed)
+  await (writers[0] as Memory).remember({ kind: 'core', id: 'human', content: 'Notes:' })
+  await deliver(writers[0] as Memory, writers[1] as Memory)
+  const forgotten = new Set<string>()
+  for (const step of history) {
+    clock.advance(step.value % 1000)
+    await act(writers, step, forgotten, random)
+  }
+  return random
 }
 
 describe('memory merge properties', () => {
@@ -125,15 +139,8 @@ describe('memory merge properties', () => {
 
   it('the incremental projection equals a rebuild from the log, byte for byte', async () => {
     await fc.assert(fc.asyncProperty(steps, fc.nat(), async (history, seed) => {
-      const random = new SeededRandom(seed)
       const { memories, clock } = await openReplicas(2)
-      await (memories[0] as Memory).remember({ kind: 'core', id: 'human', content: 'Notes:' })
-      await deliver(memories[0] as Memory, memories[1] as Memory)
-      const forgotten = new Set<string>()
-      for (const step of history) {
-        clock.advance(step.value % 1000)
-        await act(memories, step, forgotten, random)
-      }
+      await playHistory(memories, clock, history, seed)
       for (const memory of memories) {
         const before = await projectionDump(memory)
         const digest = await memory.digest()
@@ -155,17 +162,10 @@ describe('memory merge properties', () => {
   it('late bodies and withdrawals replay records to what a rebuild gives, and converge once every body is back', async () => {
     const withoutVersions = (dump: string): string => dump.split('\n').filter((row) => !row.includes(':q:V:')).join('\n')
     await fc.assert(fc.asyncProperty(steps, fc.nat(), fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), async (history, seed, rounds) => {
-      const random = new SeededRandom(seed)
       const { memories, clock } = await openReplicas(3)
       const writers = memories.slice(0, 2)
       const reader = memories[2] as Memory
-      await (writers[0] as Memory).remember({ kind: 'core', id: 'human', content: 'Notes:' })
-      await deliver(writers[0] as Memory, writers[1] as Memory)
-      const forgotten = new Set<string>()
-      for (const step of history) {
-        clock.advance(step.value % 1000)
-        await act(writers, step, forgotten, random)
-      }
+      const random = await playHistory(writers, clock, history, seed)
       await exchangeAll(writers)
       const source = writers[0] as Memory
       const all = await source.log.envelopesSince({}, { signatures: 'stored' })
