@@ -17,6 +17,7 @@ import { Memory, openHome, type Clock, type VersionVector } from '../../src/inde
 import { tempDir } from '../helpers/cli-home.js'
 import { repoRoot, runCli as runProcess, type ProcessResult } from '../helpers/run-cli.js'
 import { expectOneLineError } from '../helpers/cli-expect.js'
+import { zipArchive } from '../helpers/zip-writer.js'
 
 type Json = Record<string, unknown>
 interface HomeInfo { dir: string; space: string; author: string }
@@ -332,6 +333,24 @@ describe('cairn import --from', () => {
     const again = JSON.parse(ok(await run(['import', MEM0_SAMPLE, '--from', 'mem0', '--dir', home.dir, '--json'])).stdout) as Json
     expect(again).toMatchObject({ format: 'source', source: 'mem0', unchanged: stored.length })
     expect(again.imported).toEqual({})
+  })
+
+  it('imports a ChatGPT export zip as downloaded, and refuses a corrupt one naming it, writing nothing', async () => {
+    const dir = await tempDir()
+    const conversations = await readFile(path.join(repoRoot, 'test/bundle/adapters/samples/chatgpt/conversations.json'), 'utf8')
+    const archive = path.join(dir, 'chatgpt-export.zip')
+    await writeFile(archive, zipArchive([{ name: 'conversations.json', data: conversations, deflate: true }, { name: 'chat.html', data: '<html></html>' }]))
+    const home = await newHome()
+    const imported = JSON.parse(ok(await run(['import', archive, '--from', 'chatgpt', '--dir', home.dir, '--json'])).stdout) as Json
+    expect(imported).toMatchObject({ format: 'source', source: 'chatgpt' })
+    expect((await records(home.dir)).length).toBeGreaterThan(0)
+
+    const broken = path.join(dir, 'broken.zip')
+    await writeFile(broken, (await readFile(archive)).subarray(0, 100))
+    const other = await newHome()
+    const before = await storeState(other.dir)
+    expect(expectOneLineError(await run(['import', broken, '--from', 'chatgpt', '--dir', other.dir]), 1, 'BAD_ARCHIVE')).toContain('broken.zip')
+    expect(await storeState(other.dir)).toEqual(before)
   })
 })
 
