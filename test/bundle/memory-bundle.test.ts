@@ -13,6 +13,7 @@ import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
 import { FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
 import { rejection } from '../helpers/error-code.js'
+import { zipArchive } from '../helpers/zip-writer.js'
 
 const opened: Memory[] = []
 afterEach(async () => {
@@ -305,6 +306,22 @@ describe('adapters through import({ from })', () => {
     } finally {
       vi.useRealTimers()
     }
+  })
+
+  it('claude-export: a zipped export with projects brings their documents in as searchable chunks, and once only', async () => {
+    const memory = await open()
+    const samples = path.join(import.meta.dirname, 'adapters', 'samples', 'claude-export')
+    const archive = path.join(tempDir(), 'claude-data.zip')
+    writeFileSync(archive, zipArchive(['conversations.json', 'projects.json', 'memories.json'].map((name) => ({ name, data: readFileSync(path.join(samples, name)), deflate: true }))))
+    const report = await memory.import(archive, { from: 'claude-export' })
+    expect(report.format === 'source' && report.imported).toMatchObject({ resource: 2, chunk: 2 })
+    const [hit] = await memory.search('divide and conquer')
+    expect(hit?.record).toMatchObject({ kind: 'chunk', contextID: 'proj-77' })
+    expect((await memory.query({ context: 'proj-77', limit: 50 })).records.map((record) => record.kind).sort()).toEqual(['chunk', 'chunk', 'episode', 'episode', 'episode', 'resource', 'resource'])
+    const before = memory.versionVector()
+    const again = await memory.import(archive, { from: 'claude-export' })
+    expect(again.format === 'source' && again.imported).toEqual({})
+    expect(memory.versionVector()).toEqual(before)
   })
 
   it('a malformed source is refused naming the file, and nothing is written', async () => {

@@ -1,6 +1,8 @@
 /**
  * Claude data export adapter (claude.ai Settings → Privacy → Export data): `conversations.json`
- * → chat episodes, `memories.json` → note episodes. The spec has no Claude-export adapter; this
+ * → chat episodes, `memories.json` → note episodes, `projects.json` → project episodes and
+ * document resources (claude-projects.ts). `users.json` (the account's name, email and phone)
+ * is not memory and is not read. The spec has no Claude-export adapter; this
  * follows the PM adapters' conventions and docs/memory-model.md §1.4 and §5.
  *
  * Mapping:
@@ -23,6 +25,7 @@
 import { InputError } from '../../errors.js'
 import { describeType } from '../../assert.js'
 import { canonicalJson, type JsonValue } from '../../log/index.js'
+import { addProject } from './claude-projects.js'
 import { assertInput, hashId, ImportContext } from './import-context.js'
 import { FieldReader, isObject, jsonDocuments, objectItems, type JsonObject } from './json-fields.js'
 import { MetadataBuilder, metadataString } from './metadata.js'
@@ -146,8 +149,8 @@ function addMemoryEntry(context: ImportContext, entry: FieldReader): void {
 }
 
 /**
- * Maps a Claude export's conversations.json and memories.json (either or both, as files or
- * parsed values) to episodes.
+ * Maps a Claude export's conversations.json, projects.json and memories.json (any of them, as
+ * files or parsed values) to episodes, and project documents to resources and chunks.
  * @throws InputError BAD_JSON, WRONG_TYPE, MISSING_FIELD; LimitError
  */
 export function parseClaudeExport(input: AdapterInput, options?: AdapterOptions): AdapterResult {
@@ -155,13 +158,14 @@ export function parseClaudeExport(input: AdapterInput, options?: AdapterOptions)
   const context = new ImportContext('claude-export', 'claude_', options)
   for (const { value, file } of jsonDocuments(input, 'conversations.json')) {
     const list = Array.isArray(value) ? value : isObject(value) ? [value] : undefined
-    if (list === undefined) throw new InputError('WRONG_TYPE', `expected a list of conversations or memories, got ${describeType(value)}`, { file, path: '$' })
+    if (list === undefined) throw new InputError('WRONG_TYPE', `expected a list of conversations, projects or memories, got ${describeType(value)}`, { file, path: '$' })
     const path = Array.isArray(value) ? '$' : ''
     const items = Array.isArray(value) ? objectItems(list, file, path) : [new FieldReader(value as JsonObject, file, '$')]
     for (const item of items) {
-      if (item.has('chat_messages') || item.has('uuid')) addConversation(context, item)
+      if (!item.has('chat_messages') && (item.has('docs') || item.has('prompt_template'))) addProject(context, item)
+      else if (item.has('chat_messages') || item.has('uuid')) addConversation(context, item)
       else if (item.has('conversations_memory') || item.has('project_memories')) addMemoryEntry(context, item)
-      else throw new InputError('WRONG_TYPE', 'neither a conversation (uuid, chat_messages) nor a memories entry (conversations_memory)', item.where())
+      else throw new InputError('WRONG_TYPE', 'neither a conversation (uuid, chat_messages), a project (docs, prompt_template) nor a memories entry (conversations_memory)', item.where())
     }
   }
   return context.result()

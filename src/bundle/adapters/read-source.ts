@@ -39,7 +39,7 @@ const DIRECTORY_FILES: Readonly<Record<SourceName, (path: string) => boolean>> =
   mem0: (path) => path.endsWith('.json'),
   openmemory: (path) => /(^|\/)memories\.json$/.test(path),
   chatgpt: (path) => /(^|\/)conversations\.json$/.test(path),
-  'claude-export': (path) => /(^|\/)(conversations|memories)\.json$/.test(path),
+  'claude-export': (path) => /(^|\/)(conversations|memories|projects)\.json$/.test(path),
   'claude-memory': (path) => path.endsWith('.md'),
   transfer: (path) => path.endsWith('.txt'),
   engram: (path) => path.endsWith('.yaml') || path.endsWith('.yml'),
@@ -92,7 +92,7 @@ interface FileTree {
 
 async function detectTree(tree: FileTree): Promise<SourceName | undefined> {
   const peek = async (path: string): Promise<SourceName | undefined> => detectSource(path, textStart(await tree.peek(path, DETECT_BYTES)))
-  for (const marker of ['conversations.json', 'memories.json', 'memory.jsonl', 'memory.json']) {
+  for (const marker of ['conversations.json', 'memories.json', 'projects.json', 'memory.jsonl', 'memory.json']) {
     const path = tree.paths.find((candidate) => baseName(candidate) === marker)
     const found = path === undefined ? undefined : await peek(path)
     if (found !== undefined) return found

@@ -41,8 +41,8 @@ export const ADAPTERS: Readonly<Record<SourceName, Adapter>> = {
   },
   'claude-export': {
     name: 'claude-export',
-    description: 'Claude data export: conversations.json and memories.json',
-    detect: (_path, text) => isJsonText(text) && has(text, key('chat_messages'), key('conversations_memory'), key('project_memories')),
+    description: 'Claude data export: conversations.json, projects.json and memories.json',
+    detect: (_path, text) => isJsonText(text) && (has(text, key('chat_messages'), key('conversations_memory'), key('project_memories')) || (has(text, key('docs')) && has(text, key('prompt_template')))),
     parse: parseClaudeExport,
   },
   openmemory: {

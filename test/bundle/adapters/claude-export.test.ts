@@ -1,9 +1,10 @@
 /**
- * Claude export adapter: conversations.json and memories.json mapped field by field, nothing
- * dropped, and refusals that name the path.
+ * Claude export adapter: conversations.json, projects.json and memories.json mapped field by
+ * field, nothing dropped, and refusals that name the path.
  */
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import { CHUNK_CODE_POINTS } from '../../../src/bundle/adapters/claude-projects.js'
 import { parseClaudeExport } from '../../../src/bundle/adapters/index.js'
 import { NOW, episode, fixedOptions, metadataOf, refusal, sample, sampleJson, unmatchedLeaves } from './helpers.js'
 
@@ -51,6 +52,70 @@ describe('Claude export conversations.json', () => {
 
   it('drops nothing', () => {
     expect(unmatchedLeaves(sampleJson('claude-export/conversations.json'), result.records)).toEqual([])
+  })
+})
+
+describe('Claude export projects.json', () => {
+  const result = parseClaudeExport({ files: [sample('claude-export/projects.json')] }, fixedOptions())
+  const records = new Map(result.records.map((record) => [record.id, record]))
+  const project = `ep_${h('claude', 'project', 'proj-77')}`
+  const syllabus = `res_${h('claude', 'project-doc', 'doc-0001')}`
+
+  it('keeps each project on an import episode, its instructions on a note, both in its context', () => {
+    expect(episode(result, project)).toMatchObject({
+      sourceType: 'event', summary: 'Algorithms course', details: 'Notes and problem sets for the spring algorithms course.',
+      contextID: 'proj-77', categories: ['claude_project'], eventTime: '2025-02-10T09:00:00Z', mentionTime: '2025-03-02T18:30:00Z',
+    })
+    const meta = metadataOf(episode(result, project))
+    expect(meta).toMatchObject({ claude_uuid: 'proj-77', claude_creator: '{"full_name":"Ada L.","uuid":"acc-1111-2222"}' })
+    expect(meta).toHaveProperty('claude_is_private')
+    // What a resource has no field for (the documents' times as written) stays on the project.
+    expect(JSON.parse(meta.claude_docs as string)[0]).toEqual({ created_at: '2025-02-10T09:05:00.000000+00:00', filename: 'syllabus.md', uuid: 'doc-0001' })
+    expect(episode(result, `ep_${h('claude', 'project-instructions', 'proj-77')}`)).toMatchObject({
+      sourceType: 'note', details: 'You are my teaching assistant. Answer with big-O first, then the proof sketch.', contextID: 'proj-77',
+      categories: ['project_instructions'], sourceID: project,
+    })
+    // A project without a description or instructions: its name, and no instructions note.
+    expect(episode(result, `ep_${h('claude', 'project', 'proj-88')}`).details).toBe('Garden')
+    expect(records.has(`ep_${h('claude', 'project-instructions', 'proj-88')}`)).toBe(false)
+  })
+
+  it('maps each knowledge document to a resource and its content to chunks', () => {
+    expect(records.get(syllabus)).toMatchObject({
+      kind: 'resource',
+      fields: {
+        title: 'syllabus.md', mimeType: 'text/markdown', uri: 'claude-project:proj-77/doc-0001', created: '2025-02-10T09:05:00Z', contextID: 'proj-77',
+        contentHash: createHash('sha256').update('# Syllabus\n\nWeek 1: asymptotics.\nWeek 2: divide and conquer.').digest('hex'),
+      },
+    })
+    const chunk = result.records.find((record) => record.kind === 'chunk' && record.fields.resourceID === syllabus)
+    expect(chunk?.fields).toMatchObject({ position: 0, text: '# Syllabus\n\nWeek 1: asymptotics.\nWeek 2: divide and conquer.', contextID: 'proj-77' })
+    expect(records.get(`res_${h('claude', 'project-doc', 'doc-0002')}`)?.fields.mimeType).toBe('text/csv')
+  })
+
+  it('drops nothing', () => {
+    expect(unmatchedLeaves(sampleJson('claude-export/projects.json'), result.records)).toEqual([])
+    expect(result.warnings).toEqual([])
+  })
+
+  it('cuts a long document into chunks at paragraph boundaries, in order, losing nothing', () => {
+    const paragraph = (i: number): string => `Paragraph ${i}: ${'lorem ipsum '.repeat(60)}`
+    const content = Array.from({ length: 40 }, (_, i) => paragraph(i)).join('\n\n')
+    const long = { uuid: 'proj-long', name: 'Long', docs: [{ uuid: 'doc-long', filename: 'notes.txt', content, created_at: '2025-01-01T00:00:00Z' }] }
+    const parsed = parseClaudeExport({ json: [long] }, fixedOptions())
+    const chunks = parsed.records.filter((record) => record.kind === 'chunk').sort((a, b) => (a.fields.position as number) - (b.fields.position as number))
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(chunks.map((chunk) => chunk.fields.text).join('')).toBe(content)
+    for (const chunk of chunks) {
+      expect(Array.from(chunk.fields.text as string).length).toBeLessThanOrEqual(CHUNK_CODE_POINTS)
+      expect(chunk.fields.text as string).toMatch(/^Paragraph \d+:/)
+    }
+  })
+
+  it('keeps a document key a resource has no field for on the project', () => {
+    const parsed = parseClaudeExport({ json: [{ uuid: 'p', name: 'P', docs: [{ uuid: 'd', filename: 'a.txt', content: 'x', estimated_tokens: 3 }] }] }, fixedOptions())
+    expect(JSON.parse(metadataOf(episode(parsed, `ep_${h('claude', 'project', 'p')}`)).claude_docs as string)).toEqual([{ estimated_tokens: 3, filename: 'a.txt', uuid: 'd' }])
+    expect(parsed.warnings).toEqual([])
   })
 })
 
