@@ -4,7 +4,8 @@
  */
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { CHUNK_CODE_POINTS } from '../../../src/bundle/adapters/claude-projects.js'
+import fc from 'fast-check'
+import { CHUNK_CODE_POINTS, chunkText } from '../../../src/bundle/adapters/claude-projects.js'
 import { parseClaudeExport } from '../../../src/bundle/adapters/index.js'
 import { NOW, episode, fixedOptions, metadataOf, refusal, sample, sampleJson, unmatchedLeaves } from './helpers.js'
 
@@ -110,6 +111,17 @@ describe('Claude export projects.json', () => {
       expect(Array.from(chunk.fields.text as string).length).toBeLessThanOrEqual(CHUNK_CODE_POINTS)
       expect(chunk.fields.text as string).toMatch(/^Paragraph \d+:/)
     }
+  })
+
+  it('chunks any text into non-empty pieces within the limit that join back to it', () => {
+    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 300 }), fc.integer({ min: 1, max: 40 }), (text, limit) => {
+      const pieces = chunkText(text, limit)
+      expect(pieces.join('')).toBe(text)
+      for (const piece of pieces) {
+        expect(piece.length).toBeGreaterThan(0)
+        expect(Array.from(piece).length).toBeLessThanOrEqual(limit)
+      }
+    }), { numRuns: 500 })
   })
 
   it('keeps a document key a resource has no field for on the project', () => {
