@@ -11,6 +11,8 @@ export interface ZipEntry {
   readonly deflate?: boolean
   /** The uncompressed size the headers claim (default: the true size). */
   readonly declaredSize?: number
+  /** Sets the "encrypted" flag (the data is not actually encrypted). */
+  readonly encrypted?: boolean
 }
 
 function u16(value: number): Buffer {
@@ -35,7 +37,8 @@ export function zipArchive(entries: readonly ZipEntry[]): Buffer {
     const name = Buffer.from(entry.name, 'utf8')
     const size = entry.declaredSize ?? raw.length
     // version, flags (UTF-8 names), method, time, date, crc, compressed and uncompressed sizes
-    const common = Buffer.concat([u16(20), u16(0x0800), u16(entry.deflate ? 8 : 0), u16(0), u16(0x21), u32(crc32(raw)), u32(body.length), u32(size)])
+    const flags = 0x0800 | (entry.encrypted ? 1 : 0)
+    const common = Buffer.concat([u16(20), u16(flags), u16(entry.deflate ? 8 : 0), u16(0), u16(0x21), u32(crc32(raw)), u32(body.length), u32(size)])
     const local = Buffer.concat([u32(0x04034b50), common, u16(name.length), u16(0), name, body])
     centrals.push(Buffer.concat([u32(0x02014b50), u16(20), common, u16(name.length), u16(0), u16(0), u16(0), u16(0), u32(0), u32(offset), name]))
     locals.push(local)

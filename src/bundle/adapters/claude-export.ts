@@ -162,7 +162,8 @@ export function parseClaudeExport(input: AdapterInput, options?: AdapterOptions)
     const path = Array.isArray(value) ? '$' : ''
     const items = Array.isArray(value) ? objectItems(list, file, path) : [new FieldReader(value as JsonObject, file, '$')]
     for (const item of items) {
-      if (!item.has('chat_messages') && (item.has('docs') || item.has('prompt_template'))) addProject(context, item)
+      // A project has docs or a prompt_template (null ones included) and no chat_messages.
+      if (!item.has('chat_messages') && (Object.hasOwn(item.object, 'docs') || Object.hasOwn(item.object, 'prompt_template'))) addProject(context, item)
       else if (item.has('chat_messages') || item.has('uuid')) addConversation(context, item)
       else if (item.has('conversations_memory') || item.has('project_memories')) addMemoryEntry(context, item)
       else throw new InputError('WRONG_TYPE', 'neither a conversation (uuid, chat_messages), a project (docs, prompt_template) nor a memories entry (conversations_memory)', item.where())

@@ -10,7 +10,8 @@
  *   key but `docs` and `prompt_template` as `claude_<key>` metadata.
  * - prompt_template (the project's instructions) → episode `ep_` + H("claude",
  *   "project-instructions", uuid), category `project_instructions`, sourceID = the project's.
- * - docs[] → a `resource` `res_` + H("claude", "project-doc", doc uuid) (title = filename,
+ * - docs[] → a `resource` `res_` + H("claude", "project-doc", project uuid, "uuid", doc uuid)
+ *   (or "index", its position, for a document without a uuid) (title = filename,
  *   mimeType from the extension, contentHash = SHA-256 of the content, uri
  *   `claude-project:<project uuid>/<doc uuid>`) and its content as `chunk`s of at most
  *   CHUNK_CODE_POINTS, cut at a paragraph, line or word boundary when there is one; both carry
@@ -40,35 +41,38 @@ function mimeTypeOf(filename: string): string {
   return (extension !== undefined ? MIME_TYPES[extension] : undefined) ?? 'text/plain'
 }
 
-/** Splits text into pieces of at most `limit` code points, preferring to cut after a blank line, a line, then a space. */
+/**
+ * Splits text into pieces of at most `limit` code points, cutting just after the last blank
+ * line, else line break, else space of each piece when it has one. Walks the string by code
+ * points without copying it, so a document of any size the import reads can be cut.
+ */
 export function chunkText(text: string, limit = CHUNK_CODE_POINTS): string[] {
-  const points = Array.from(text)
   const pieces: string[] = []
   let start = 0
-  while (start < points.length) {
-    let end = Math.min(points.length, start + limit)
-    if (end < points.length) {
-      const window = points.slice(start, end).join('')
-      // Cut just after the last separator of the strongest kind (a code-unit index in the window,
-      // counted back to code points).
+  while (start < text.length) {
+    let end = start
+    for (let count = 0; end < text.length && count < limit; count++) end += (text.codePointAt(end) as number) > 0xffff ? 2 : 1
+    if (end < text.length) {
       for (const separator of ['\n\n', '\n', ' ']) {
-        const at = window.lastIndexOf(separator)
-        if (at <= 0) continue
-        end = start + Array.from(window.slice(0, at + separator.length)).length
-        break
+        const at = text.lastIndexOf(separator, end - separator.length)
+        if (at > start) {
+          end = at + separator.length
+          break
+        }
       }
     }
-    pieces.push(points.slice(start, end).join(''))
+    pieces.push(text.slice(start, end))
     start = end
   }
   return pieces
 }
 
-function timeOf(context: ImportContext, reader: FieldReader, key: string): string | undefined {
+/** A time of the source, normalized; one that is not a time is warned about (`keptIn`: where it is kept as written). */
+function timeOf(context: ImportContext, reader: FieldReader, key: string, keptIn = `claude_${key}`): string | undefined {
   const raw = reader.string(key)
   if (raw === undefined || raw === '') return undefined
   const value = looseTimestamp(raw)
-  if (value === undefined) context.warn('BAD_TIME', `${JSON.stringify(raw.slice(0, 64))} is not a timestamp; kept in claude_${key}`, reader.where(key))
+  if (value === undefined) context.warn('BAD_TIME', `${JSON.stringify(raw.slice(0, 64))} is not a timestamp; kept in ${keptIn}`, reader.where(key))
   return value
 }
 
@@ -76,8 +80,9 @@ function addDocument(context: ImportContext, doc: FieldReader, index: number, pr
   const docUuid = doc.string('uuid')
   const filename = doc.string('filename') ?? `document ${index + 1}`
   const content = doc.string('content') ?? ''
-  const created = timeOf(context, doc, 'created_at') ?? project.created ?? context.now
-  const resourceId = hashId('res_', 'claude', 'project-doc', docUuid ?? `${project.uuid}#${index}`)
+  const created = timeOf(context, doc, 'created_at', 'claude_docs') ?? project.created ?? context.now
+  // In its project's namespace (two projects may hold copies of a document), by uuid or by position.
+  const resourceId = hashId('res_', 'claude', 'project-doc', project.uuid, ...(docUuid !== undefined ? ['uuid', docUuid] : ['index', String(index)]))
   context.add('resource', {
     id: resourceId, uri: `claude-project:${project.uuid}/${docUuid ?? index}`, mimeType: mimeTypeOf(filename),
     contentHash: sha256Hex(content), title: filename, summary: firstCodePoints(pyStrip(content)), created, modified: created,
@@ -97,9 +102,13 @@ export function addProject(context: ImportContext, project: FieldReader): void {
   const created = timeOf(context, project, 'created_at')
   const updated = timeOf(context, project, 'updated_at')
   const docs = objectItems(project.array('docs') ?? [], project.file, `${project.path}.docs`)
+  const instructions = project.string('prompt_template') ?? ''
+  const hasInstructions = pyStrip(instructions) !== ''
   const metadata = new MetadataBuilder()
   for (const [key, value] of Object.entries(project.object)) if (!PROJECT_CONTENT_KEYS.has(key)) metadata.set(`claude_${key}`, metadataString(value))
   if (docs.length > 0) metadata.set('claude_docs', canonicalJson(docs.map(({ object: { content: _content, ...rest } }) => rest)))
+  // Instructions that are only whitespace make no note, but are kept as written.
+  if (!hasInstructions && instructions !== '') metadata.set('claude_prompt_template', instructions)
   const importId = hashId('ep_', 'claude', 'project', uuid)
   const details = pyStrip(description) !== '' ? description : name || 'Claude project'
   const times = created === undefined ? {} : { eventTime: created, mentionTime: updated ?? created }
@@ -107,8 +116,7 @@ export function addProject(context: ImportContext, project: FieldReader): void {
     id: importId, sourceType: 'event', summary: firstCodePoints(name || details), details, metadata: metadata.toObject(),
     contextID: uuid, categories: ['claude_project'], ...times,
   }, project.where())
-  const instructions = project.string('prompt_template') ?? ''
-  if (pyStrip(instructions) !== '') {
+  if (hasInstructions) {
     const about = new MetadataBuilder()
     about.set('claude_project_uuid', uuid)
     about.put('claude_project_name', name || undefined)

@@ -22,6 +22,11 @@ import { isZipStart, openZip } from './zip-archive.js'
 
 /** A directory walk stops at this many files (a wrong path, such as a home directory, should fail fast). */
 export const MAX_SOURCE_FILES = 100_000
+/**
+ * All the files an import reads from a directory or an archive, together: they are held in
+ * memory while the adapter maps them, and a small archive can inflate to far more than its size.
+ */
+export const MAX_SOURCE_TOTAL_BYTES = 512 * 1024 * 1024
 
 export interface SourceRead {
   readonly source: SourceName
@@ -32,6 +37,8 @@ export interface SourceRead {
 export interface ReadSourceOptions {
   /** The source; detected from the files when absent. */
   readonly from?: SourceName
+  /** What the files read may add up to (default MAX_SOURCE_TOTAL_BYTES). */
+  readonly maxTotalBytes?: number
 }
 
 /** The files a source reads in a directory, by relative path. */
@@ -52,9 +59,9 @@ function toPosix(path: string): string {
   return sep === '/' ? path : path.split(sep).join('/')
 }
 
-async function readBounded(path: string, label: string): Promise<Uint8Array> {
+async function readBounded(path: string, label: string, limit = MAX_SOURCE_BYTES): Promise<Uint8Array> {
   const info = await stat(path)
-  if (info.size > MAX_SOURCE_BYTES) throw new LimitError('FILE_TOO_LARGE', `${info.size} bytes is more than the ${MAX_SOURCE_BYTES} an import reads`, { file: label })
+  if (info.size > limit) throw new LimitError('FILE_TOO_LARGE', `${info.size} bytes is more than the ${limit} an import reads`, { file: label })
   return new Uint8Array(await readFile(path))
 }
 
@@ -85,7 +92,8 @@ function textStart(content: Uint8Array): string {
 /** Files to choose from, by relative path: a directory's or an archive's. */
 interface FileTree {
   readonly paths: readonly string[]
-  read(path: string): Promise<Uint8Array>
+  /** A file's bytes; refused past `limit` bytes (LimitError FILE_TOO_LARGE). */
+  read(path: string, limit: number): Promise<Uint8Array>
   /** At most the first `bytes` bytes of a file. */
   peek(path: string, bytes: number): Promise<Uint8Array>
 }
@@ -108,15 +116,30 @@ async function detectTree(tree: FileTree): Promise<SourceName | undefined> {
 }
 
 /** The files of `tree` the source reads (`from`, or detected), and warnings for the rest. */
-async function readTree(tree: FileTree, label: string, what: string, from: SourceName | undefined, warnings: AdapterWarning[]): Promise<SourceRead> {
-  const source = from ?? (await detectTree(tree))
+async function readTree(tree: FileTree, label: string, what: string, options: ReadSourceOptions, warnings: AdapterWarning[]): Promise<SourceRead> {
+  const source = options.from ?? (await detectTree(tree))
   if (source === undefined) throw new InputError('UNKNOWN_SOURCE', `cannot tell which source this ${what} is; name it with --from (${SOURCE_NAMES.join(', ')})`, { file: label })
   let wanted = tree.paths.filter(DIRECTORY_FILES[source])
   // OpenMemory's zip holds memories.json and memories.jsonl.gz, the same memories twice: the first is read, the second only alone.
   if (source === 'openmemory' && wanted.length === 0) wanted = tree.paths.filter((file) => /(^|\/)memories\.jsonl(\.gz)?$/.test(file))
   if (wanted.length === 0) throw new InputError('NO_FILES', `the ${what} holds no files ${source} reads`, { file: label })
   const files: SourceFile[] = []
-  for (const file of wanted) files.push({ path: file, content: await tree.read(file) })
+  const budget = options.maxTotalBytes ?? MAX_SOURCE_TOTAL_BYTES
+  let total = 0
+  for (const file of wanted) {
+    const remaining = budget - total
+    let content: Uint8Array
+    try {
+      content = await tree.read(file, Math.min(MAX_SOURCE_BYTES, remaining))
+    } catch (error) {
+      if (error instanceof LimitError && error.code === 'FILE_TOO_LARGE' && remaining < MAX_SOURCE_BYTES) {
+        throw new LimitError('SOURCE_TOO_LARGE', `the files to import add up to more than the ${budget} bytes an import reads`, { file: label })
+      }
+      throw error
+    }
+    total += content.length
+    files.push({ path: file, content })
+  }
   for (const file of tree.paths) if (!wanted.includes(file)) warnings.push({ code: 'FILE_NOT_READ', message: `not a ${source} file; not imported`, where: { file } })
   return { source, files, warnings }
 }
@@ -135,7 +158,8 @@ async function fileStart(path: string, bytes: number): Promise<Uint8Array> {
 
 /**
  * Reads the files of a source at `path` (a file, a directory, or a zip archive).
- * @throws InputError NOT_FOUND, UNKNOWN_SOURCE, NO_FILES, BAD_ARCHIVE, ENCRYPTED_ENTRY; LimitError FILE_TOO_LARGE, TOO_MANY_FILES
+ * @throws InputError NOT_FOUND, UNKNOWN_SOURCE, NO_FILES, BAD_ARCHIVE, ENCRYPTED_ENTRY; LimitError FILE_TOO_LARGE,
+ *   SOURCE_TOO_LARGE, TOO_MANY_FILES
  */
 export async function readSource(path: string, options: ReadSourceOptions = {}): Promise<SourceRead> {
   if (options.from !== undefined && !(SOURCE_NAMES as readonly string[]).includes(options.from)) {
@@ -146,10 +170,11 @@ export async function readSource(path: string, options: ReadSourceOptions = {}):
   const warnings: AdapterWarning[] = []
   if (!info.isDirectory()) {
     const label = baseName(path)
-    if (info.isFile() && isZipStart(await fileStart(path, 4))) {
+    // A symlink to an archive is followed, as a symlink to a file is (readBounded stats the target).
+    if ((await stat(path)).isFile() && isZipStart(await fileStart(path, 4))) {
       const zip = await openZip(path, label, MAX_SOURCE_FILES)
       try {
-        return await readTree(zip, label, 'archive', options.from, warnings)
+        return await readTree(zip, label, 'archive', options, warnings)
       } finally {
         await zip.close()
       }
@@ -160,8 +185,8 @@ export async function readSource(path: string, options: ReadSourceOptions = {}):
     return { source, files: [{ path: label, content }], warnings }
   }
   const paths = await walk(path, warnings)
-  const tree: FileTree = { paths, read: (file) => readBounded(join(path, file), file), peek: (file, bytes) => fileStart(join(path, file), bytes) }
-  return readTree(tree, path, 'directory', options.from, warnings)
+  const tree: FileTree = { paths, read: (file, limit) => readBounded(join(path, file), file, limit), peek: (file, bytes) => fileStart(join(path, file), bytes) }
+  return readTree(tree, path, 'directory', options, warnings)
 }
 
 /**
@@ -170,7 +195,7 @@ export async function readSource(path: string, options: ReadSourceOptions = {}):
  */
 export async function importSource(path: string, options: AdapterOptions & ReadSourceOptions = {}): Promise<AdapterResult> {
   const read = await readSource(path, options)
-  const { from: _from, ...adapterOptions } = options
+  const { from: _from, maxTotalBytes: _maxTotalBytes, ...adapterOptions } = options
   const result = ADAPTERS[read.source].parse({ files: read.files }, adapterOptions)
   return { ...result, warnings: [...read.warnings, ...result.warnings] }
 }

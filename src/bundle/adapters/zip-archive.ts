@@ -14,19 +14,19 @@ import { InputError, LimitError } from '../../errors.js'
 import { compareCodePoints } from '../../log/index.js'
 import { MAX_SOURCE_BYTES } from './source-text.js'
 
-/** The local file header's signature: every zip archive starts with it (an empty one excepted). */
-const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04] as const
+/** A zip archive starts with a local file header, or with the end record when it is empty. */
+const ZIP_STARTS = [[0x50, 0x4b, 0x03, 0x04], [0x50, 0x4b, 0x05, 0x06]] as const
 
 /** True when `bytes` (a file's start) is a zip archive. */
 export function isZipStart(bytes: Uint8Array): boolean {
-  return ZIP_MAGIC.every((byte, i) => bytes[i] === byte)
+  return ZIP_STARTS.some((magic) => magic.every((byte, i) => bytes[i] === byte))
 }
 
 export interface ZipTree {
   /** Regular files, by their path in the archive, in code-point order. */
   readonly paths: readonly string[]
-  /** One entry's bytes. @throws LimitError FILE_TOO_LARGE; InputError BAD_ARCHIVE, ENCRYPTED_ENTRY */
-  read(path: string): Promise<Uint8Array>
+  /** One entry's bytes, refused past `limit` (at most MAX_SOURCE_BYTES). @throws LimitError FILE_TOO_LARGE; InputError BAD_ARCHIVE, ENCRYPTED_ENTRY */
+  read(path: string, limit?: number): Promise<Uint8Array>
   /** At most the first `bytes` bytes of an entry (inflating stops there). */
   peek(path: string, bytes: number): Promise<Uint8Array>
   close(): Promise<void>
@@ -41,6 +41,11 @@ async function listEntries(zip: ZipFile, archive: string, maxEntries: number): P
   return new Promise((resolve, reject) => {
     const entries = new Map<string, Entry>()
     zip.on('entry', (entry: Entry) => {
+      if (entries.has(entry.fileName)) {
+        // Two entries of one name: which one a tool extracts differs; refuse rather than pick.
+        reject(new InputError('BAD_ARCHIVE', 'the archive holds two entries of this name', { file: `${archive}:${entry.fileName}` }))
+        return
+      }
       if (!entry.fileName.endsWith('/')) entries.set(entry.fileName, entry)
       if (entries.size > maxEntries) {
         reject(new LimitError('TOO_MANY_FILES', `more than ${maxEntries} files`, { file: archive }))
@@ -112,7 +117,7 @@ export async function openZip(file: string, label: string, maxEntries: number): 
   }
   return {
     paths: [...entries.keys()].sort(compareCodePoints),
-    read: (path) => inflate(path, MAX_SOURCE_BYTES, false),
+    read: (path, limit = MAX_SOURCE_BYTES) => inflate(path, Math.min(limit, MAX_SOURCE_BYTES), false),
     peek: (path, bytes) => inflate(path, bytes, true),
     async close(): Promise<void> {
       zip.close()

@@ -60,7 +60,7 @@ describe('Claude export projects.json', () => {
   const result = parseClaudeExport({ files: [sample('claude-export/projects.json')] }, fixedOptions())
   const records = new Map(result.records.map((record) => [record.id, record]))
   const project = `ep_${h('claude', 'project', 'proj-77')}`
-  const syllabus = `res_${h('claude', 'project-doc', 'doc-0001')}`
+  const syllabus = `res_${h('claude', 'project-doc', 'proj-77', 'uuid', 'doc-0001')}`
 
   it('keeps each project on an import episode, its instructions on a note, both in its context', () => {
     expect(episode(result, project)).toMatchObject({
@@ -91,7 +91,7 @@ describe('Claude export projects.json', () => {
     })
     const chunk = result.records.find((record) => record.kind === 'chunk' && record.fields.resourceID === syllabus)
     expect(chunk?.fields).toMatchObject({ position: 0, text: '# Syllabus\n\nWeek 1: asymptotics.\nWeek 2: divide and conquer.', contextID: 'proj-77' })
-    expect(records.get(`res_${h('claude', 'project-doc', 'doc-0002')}`)?.fields.mimeType).toBe('text/csv')
+    expect(records.get(`res_${h('claude', 'project-doc', 'proj-77', 'uuid', 'doc-0002')}`)?.fields.mimeType).toBe('text/csv')
   })
 
   it('drops nothing', () => {
@@ -122,6 +122,25 @@ describe('Claude export projects.json', () => {
         expect(Array.from(piece).length).toBeLessThanOrEqual(limit)
       }
     }), { numRuns: 500 })
+  })
+
+  it('keeps copies of a document in two projects apart, each with its own chunks', () => {
+    const copy = (project: string, content: string) => ({ uuid: project, name: project, docs: [{ uuid: 'd', filename: 'a.txt', content }] })
+    const parsed = parseClaudeExport({ json: [copy('p1', 'one'), copy('p2', `two\n\n${'x'.repeat(9000)}`), { uuid: 'p3', name: 'p3', docs: [{ filename: 'b.txt', content: 'three' }, { uuid: '#0', filename: 'c.txt', content: 'four' }] }] }, fixedOptions())
+    expect(parsed.warnings).toEqual([])
+    const resources = parsed.records.filter((record) => record.kind === 'resource')
+    expect(new Set(resources.map((record) => record.id)).size).toBe(4)
+    for (const resource of resources) {
+      const text = parsed.records.filter((record) => record.kind === 'chunk' && record.fields.resourceID === resource.id).map((record) => record.fields.text).join('')
+      expect(createHash('sha256').update(text).digest('hex')).toBe(resource.fields.contentHash)
+    }
+  })
+
+  it('takes an item with docs or prompt_template, even null, as a project; keeps whitespace-only instructions as written', () => {
+    const parsed = parseClaudeExport({ json: [{ uuid: 'p', name: 'P', docs: null, prompt_template: '  \n' }] }, fixedOptions())
+    const fields = episode(parsed, `ep_${h('claude', 'project', 'p')}`)
+    expect(fields.categories).toEqual(['claude_project'])
+    expect(metadataOf(fields).claude_prompt_template).toBe('  \n')
   })
 
   it('keeps a document key a resource has no field for on the project', () => {

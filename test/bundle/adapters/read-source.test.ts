@@ -9,6 +9,7 @@ import path from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ADAPTERS, SOURCE_NAMES, detectSource, importSource, readSource } from '../../../src/bundle/adapters/index.js'
+import { openZip } from '../../../src/bundle/adapters/zip-archive.js'
 import { zipArchive } from '../../helpers/zip-writer.js'
 import { SAMPLES, asyncRefusal, fixedOptions } from './helpers.js'
 
@@ -159,6 +160,48 @@ describe('zip archives (exports as downloaded)', () => {
     const file = archive('huge.zip', [{ name: 'conversations.json', data: '[]', deflate: true, declaredSize: 300 * 1024 * 1024 }])
     const error = await asyncRefusal(() => readSource(file, { from: 'chatgpt' }))
     expect([error.code, error.where.file]).toEqual(['FILE_TOO_LARGE', 'huge.zip:conversations.json'])
+  })
+
+  it('refuses files that add up to more than an import reads, however small the archive', async () => {
+    const big = '[' + ' '.repeat(200_000) + ']'
+    const file = archive('adds-up.zip', [0, 1, 2].map((i) => ({ name: `d${i}/conversations.json`, data: big, deflate: true })))
+    expect((await readSource(file, { from: 'chatgpt', maxTotalBytes: 1_000_000 })).files).toHaveLength(3)
+    const error = await asyncRefusal(() => readSource(file, { from: 'chatgpt', maxTotalBytes: 500_000 }))
+    expect([error.code, error.where.file]).toEqual(['SOURCE_TOO_LARGE', 'adds-up.zip'])
+  })
+
+  it('refuses an archive with two entries of one name, naming it', async () => {
+    const file = archive('twice.zip', [{ name: 'conversations.json', data: conversations() }, { name: 'conversations.json', data: '[]' }])
+    const error = await asyncRefusal(() => readSource(file, { from: 'chatgpt' }))
+    expect([error.code, error.where.file]).toEqual(['BAD_ARCHIVE', 'twice.zip:conversations.json'])
+  })
+
+  it('refuses an encrypted entry, naming it', async () => {
+    const file = archive('locked.zip', [{ name: 'conversations.json', data: conversations(), deflate: true, encrypted: true }])
+    const error = await asyncRefusal(() => readSource(file, { from: 'chatgpt' }))
+    expect([error.code, error.where.file]).toEqual(['ENCRYPTED_ENTRY', 'locked.zip:conversations.json'])
+  })
+
+  it('follows a symlink to an archive, and says an empty archive holds nothing to import', async () => {
+    const target = archive('linked.zip', [{ name: 'conversations.json', data: conversations() }])
+    const link = path.join(root, 'link.zip')
+    symlinkSync(target, link)
+    expect((await readSource(link, { from: 'chatgpt' })).files.map((file) => file.path)).toEqual(['conversations.json'])
+    const empty = archive('empty.zip', [])
+    expect((await asyncRefusal(() => readSource(empty, { from: 'chatgpt' }))).code).toBe('NO_FILES')
+    expect((await asyncRefusal(() => readSource(empty))).code).toBe('UNKNOWN_SOURCE')
+  })
+
+  it('peeks at the start of an entry without inflating the rest, lists at most the files allowed, and closes', async () => {
+    const large = Buffer.alloc(300_000, 0x61)
+    const file = archive('peek.zip', [{ name: 'a.txt', data: large, deflate: true }, { name: 'b.txt', data: 'b' }, { name: 'c.txt', data: 'c' }])
+    const zip = await openZip(file, 'peek.zip', 10)
+    expect(await zip.peek('a.txt', 16)).toEqual(new Uint8Array(16).fill(0x61))
+    expect((await zip.read('a.txt')).length).toBe(300_000)
+    await zip.close()
+    await expect(zip.read('b.txt')).rejects.toThrow()
+    const error = await asyncRefusal(() => openZip(file, 'peek.zip', 2))
+    expect([error.code, error.where.file]).toEqual(['TOO_MANY_FILES', 'peek.zip'])
   })
 
   it('refuses a truncated archive, naming it', async () => {
