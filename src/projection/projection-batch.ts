@@ -146,13 +146,16 @@ export class ProjectionBatch {
    */
   async restart(ids: readonly string[]): Promise<void> {
     await this.load(ids)
-    for (const id of ids) {
+    // A record deleted through its parent starts from that deletion: the log cannot show it.
+    const kept = await this.storage.getMany(ids.map((id) => this.keys.derivedDeletion(id)))
+    for (const [i, id] of ids.entries()) {
       const stored = this.original.get(id)
       if (!stored) continue
       for (const prefix of [this.keys.historyPrefix(id), this.keys.versionPrefix(id)]) {
         for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) this.writes.push({ type: 'del', key })
       }
-      this.put(id, emptyRecordState(id, stored.kind))
+      const deletion = kept[i]
+      this.put(id, deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : emptyRecordState(id, stored.kind))
     }
   }
 
@@ -329,7 +332,10 @@ export class ProjectionBatch {
       const bytes = current.bytes
       const before = this.original.get(id)
       if (this.changed.has(id)) {
-        this.writes.push(isBlank(state) ? { type: 'del', key: this.keys.state(id) } : { type: 'put', key: this.keys.state(id), value: encodeState(state) })
+        const encoded = isBlank(state) ? undefined : encodeState(state)
+        this.writes.push(encoded ? { type: 'put', key: this.keys.state(id), value: encoded } : { type: 'del', key: this.keys.state(id) })
+        // A derived tombstone is kept apart too, so a rebuild can start from it (projection-keys.ts, q:z).
+        if (encoded && state.tombstone?.derivedFrom !== undefined) this.writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value: encoded })
       }
       this.diffReferences(id, before, state)
       this.writeConflict(id, sealed, before)

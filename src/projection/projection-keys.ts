@@ -15,6 +15,9 @@
  *   q:f:<id>                a supersede conflict on the record
  *   q:x:…                   the full-text index (text-index.ts)
  *   q:F:<kind>:<sha256>     a line of an unknown record kind, kept verbatim, with its first-seen order
+ *   q:z:<id>                the state of a record deleted with a derived tombstone, kept through rebuilds:
+ *                           a record deleted because its parent was (closeDeletions) loses the content that
+ *                           named the parent, so the log alone could not show it is deleted
  *
  * Index keys embed values (kinds, tags, contexts) verbatim; a separator ':' in a value would
  * blur boundaries, so values are escaped (escapeKeyPart).
@@ -63,11 +66,18 @@ export function projectionKeys(space: string) {
     foreign: (kind: string, hash: string) => `${root}F:${part(kind)}:${hash}`,
     foreignKindPrefix: (kind: string) => `${root}F:${part(kind)}:`,
     foreignPrefix: `${root}F:`,
+    derivedDeletion: (id: string) => `${root}z:${part(id)}`,
+    derivedDeletionPrefix: `${root}z:`,
     end: (prefix: string) => `${prefix}\uffff`,
   }
 }
 
 export type ProjectionKeys = ReturnType<typeof projectionKeys>
+
+/** The inverse of escapeKeyPart. */
+export function unescapeKeyPart(part: string): string {
+  return decodeURIComponent(part)
+}
 
 /** The id at the end of an index key, unescaped. */
 export function idFromKey(key: string): string {

@@ -7,14 +7,14 @@
  * the log to erase the bodies that carried its content, and remember the request until done.
  */
 import type { EventId, LogEvent, SpaceLog } from '../log/index.js'
-import type { LogStorage } from '../log/storage.js'
+import type { LogStorage, StorageWrite } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
 import { decodeJson, decodeMeta, decodeState, encodeMeta, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
 import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody } from './operations.js'
-import { projectionKeys, type ProjectionKeys } from './projection-keys.js'
+import { projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache } from './record-cache.js'
 import { TextIndex } from './text-index.js'
 
@@ -311,19 +311,32 @@ export class Projection {
     return this.replay(plan.held, [], true)
   }
 
-  /** Drops the whole projection and applies the log again from its first event. */
+  /**
+   * Drops the projection and applies the log again from its first event. Records deleted through
+   * their parents (q:z, projection-keys.ts) are kept and start from their deletion: the content
+   * that named the parent is erased, so the log alone cannot show they are deleted.
+   */
   rebuild(): Promise<void> {
     return this.mutex.run(async () => {
       const end = this.keys.end(this.keys.root)
-      let deletes = []
-      for await (const key of this.storage.keys({ gte: this.keys.root, lt: end })) {
-        deletes.push({ type: 'del' as const, key })
-        if (deletes.length >= 10_000) {
-          await this.storage.write(deletes)
-          deletes = []
+      const kept = this.keys.derivedDeletionPrefix
+      let writes: StorageWrite[] = []
+      const flush = async (): Promise<void> => {
+        if (writes.length >= 10_000) {
+          await this.storage.write(writes)
+          writes = []
         }
       }
-      await this.storage.write(deletes)
+      for await (const key of this.storage.keys({ gte: this.keys.root, lt: end })) {
+        if (key.startsWith(kept)) continue
+        writes.push({ type: 'del', key })
+        await flush()
+      }
+      for await (const [key, value] of this.storage.entries({ gte: kept, lt: this.keys.end(kept) })) {
+        writes.push({ type: 'put', key: this.keys.state(unescapeKeyPart(key.slice(kept.length))), value })
+        await flush()
+      }
+      await this.storage.write(writes)
       this.cache.clear()
       this.handedOver.clear()
       // A withdrawal under way stays named: its own replay, still to come, ends it.

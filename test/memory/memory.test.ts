@@ -195,6 +195,29 @@ describe('forget and redact', () => {
     expect((await refusal(m.update(episode, { set: { summary: 'x' } }))).code).toBe('FORGOTTEN')
   })
 
+  // The deletion reaches a replica whose fact names the episode, though the deleting replica never
+  // knew the fact: the fact is deleted with it and its content erased, so its link to the
+  // episode is gone from the log. A rebuild must still know it is deleted.
+  it('keeps a record deleted through its parent deleted across a rebuild, and later content for it erased', async () => {
+    const { memories } = await openReplicas(3)
+    const [here, there, stale] = memories as [Memory, Memory, Memory]
+    open.push(...memories)
+    await here.remember({ kind: 'fact', id: 'fact_c', episodeID: 'ep_d', subject: 'user', predicate: 'likes', object: 'tea' })
+    await stale.ingest(await here.events())
+    await stale.update('fact_c', { set: { object: 'green tea' } })
+    await there.remember({ kind: 'episode', id: 'ep_d', summary: 'about tea' })
+    await there.forget('ep_d')
+    await here.ingest(await there.events())
+    expect(await here.status('fact_c')).toBe('deleted')
+    await here.rebuild()
+    expect(await here.status('fact_c')).toBe('deleted')
+    // A patch from a replica that had the fact before the deletion: ignored and erased here.
+    const result = await here.ingest(await stale.events(here.versionVector()))
+    expect(result.applied.length).toBeGreaterThan(0)
+    expect(await here.get('fact_c')).toBeUndefined()
+    for (const envelope of await here.events()) expect(Buffer.from(envelope.body ?? []).toString('utf8')).not.toContain('green tea')
+  })
+
   it('is unreachable as of any earlier time once deleted', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1))
     const m = await memory(clock)
