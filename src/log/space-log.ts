@@ -5,7 +5,7 @@
  * every stored event verified (id, chain, signature, clock, authorization) on the way in;
  * each author's stored chain ends at a signed event; an erased body is never stored again.
  */
-import { assertArray, assertBoolean, assertInteger, assertKnownKeys, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
+import { assertArray, assertBoolean, assertInteger, assertKnownKeys, assertNonEmptyString, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
 import { AuthError, CairnError, InputError } from '../errors.js'
 import { ApplyBatch, NO_DEPS, type StagedEvent } from './apply-batch.js'
 import { GRANT_OP, REVOKE_OP, REVOKE_TOKEN_OP, RIGHTS, type Right } from './authorization.js'
@@ -297,6 +297,16 @@ export class SpaceLog {
       await this.storage.compact(keys.event(this.space, sorted[0] as string), keys.event(this.space, `${sorted[sorted.length - 1]}\uffff`))
       return removed
     })
+  }
+
+  /** A setting of this replica (what it last synced through, say): stored beside its log, never synced. */
+  async localSetting(name: string): Promise<string | undefined> {
+    const bytes = await this.storage.get(keys.localSetting(this.space, assertNonEmptyString(name, 'name')))
+    return bytes === undefined ? undefined : new TextDecoder().decode(bytes)
+  }
+
+  async setLocalSetting(name: string, value: string): Promise<void> {
+    await this.storage.write([{ type: 'put', key: keys.localSetting(this.space, assertNonEmptyString(name, 'name')), value: new TextEncoder().encode(assertString(value, 'value')) }])
   }
 
   /**

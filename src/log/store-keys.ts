@@ -9,6 +9,7 @@
  *   <space>:v:<author>:<seq>       causal vector at an event that has deps (and at seq 1)
  *   <space>:c:<local>              an applied grant or revoke
  *   <space>:p:<id>                 an event held until its dependencies arrive
+ *   <space>:l:<name>               a setting of this replica, never synced (SpaceLog.localSetting)
  *   <space>:b:<id>                 a body stored after its header was applied, until the
  *                                  projection has placed it (SpaceLog.lateBodies)
  *   <space>:f:<author>             an equivocation by the author
@@ -40,6 +41,7 @@ export const keys = {
   controlPrefix: (space: string) => `${space}:c:`,
   pending: (space: string, id: string) => `${space}:p:${id}`,
   pendingPrefix: (space: string) => `${space}:p:`,
+  localSetting: (space: string, name: string) => `${space}:l:${name}`,
   lateBody: (space: string, id: string) => `${space}:b:${id}`,
   lateBodyPrefix: (space: string) => `${space}:b:`,
   flag: (space: string, author: string) => `${space}:f:${author}`,

@@ -25,9 +25,10 @@ export class MemoryEndpoint implements SyncEndpoint {
     return this.memory.versionVector()
   }
 
-  async envelopesFor(peerVector: VersionVector): Promise<Outgoing> {
+  /** With `rescope`, everything: a replica's peer may see all of it. */
+  async envelopesFor(peerVector: VersionVector, options: { rescope?: boolean } = {}): Promise<Outgoing> {
     const log = this.memory.log
-    return { events: await deletionsFirst(await log.envelopesSince(peerVector, { signatures: 'stored' }), (id) => log.causalVector(id)) }
+    return { events: await deletionsFirst(await log.envelopesSince(options.rescope ? {} : peerVector, { signatures: 'stored' }), (id) => log.causalVector(id)) }
   }
 
   /** A replica's peer may see everything. */

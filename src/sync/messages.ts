@@ -34,8 +34,12 @@ export type Message =
   | { readonly type: 'welcome'; readonly version: number; readonly relay: string; readonly nonce: Uint8Array; readonly proof: Uint8Array }
   | { readonly type: 'proof'; readonly proof: Uint8Array }
   | { readonly type: 'ready'; readonly permissions: readonly string[]; readonly full: boolean }
-  /** `maxFrameEvents`: the most events the sender wants per `events` frame (after a SLOW_FRAME). */
-  | { readonly type: 'want'; readonly vector: VersionVector; readonly maxFrameEvents?: number }
+  /**
+   * `maxFrameEvents`: the most events the sender wants per `events` frame (after a SLOW_FRAME).
+   * `rescope`: the sender's access changed since it last synced (another token): send everything
+   * it may see again, whatever its vector, and withdraw what it may no longer hold.
+   */
+  | { readonly type: 'want'; readonly vector: VersionVector; readonly maxFrameEvents?: number; readonly rescope?: true }
   | { readonly type: 'events'; readonly seq: number; readonly events: readonly WireEvent[] }
   | { readonly type: 'ack'; readonly seq: number }
   | { readonly type: 'caught-up' }
@@ -142,7 +146,8 @@ export function decodeMessage(data: Uint8Array): Message {
     case 'want': {
       const limit = raw.maxFrameEvents === undefined ? undefined : nat(raw.maxFrameEvents, frame, 'maxFrameEvents')
       if (limit !== undefined && (limit < 1 || limit > MAX_FRAME_EVENTS)) fail(frame, `maxFrameEvents is not between 1 and ${MAX_FRAME_EVENTS}`)
-      return { type, vector: vector(raw.vector, frame), ...(limit !== undefined ? { maxFrameEvents: limit } : {}) }
+      if (raw.rescope !== undefined && raw.rescope !== true) fail(frame, 'rescope is true or absent')
+      return { type, vector: vector(raw.vector, frame), ...(limit !== undefined ? { maxFrameEvents: limit } : {}), ...(raw.rescope === true ? { rescope: true } : {}) }
     }
     case 'events': {
       if (!Array.isArray(raw.events)) fail(frame, 'events is not a list')

@@ -95,10 +95,21 @@ export class RelayEndpoint implements SyncEndpoint {
     return { id: facts.id, kind: facts.kind, tags }
   }
 
-  async envelopesFor(peerVector: VersionVector): Promise<Outgoing> {
+  async envelopesFor(peerVector: VersionVector, options: { rescope?: boolean } = {}): Promise<Outgoing> {
     const log = this.memory.log
-    return this.visible(await deletionsFirst(await log.envelopesSince(peerVector, { signatures: 'stored' }), (id) => log.causalVector(id)), peerVector)
+    // A peer whose access changed gets everything it may see again: its header-only copies of
+    // what it may now read are filled in, and what it may no longer hold is withdrawn (tell).
+    const since = options.rescope ? {} : peerVector
+    if (options.rescope) this.rescoping = true
+    try {
+      return await this.visible(await deletionsFirst(await log.envelopesSince(since, { signatures: 'stored' }), (id) => log.causalVector(id)), peerVector)
+    } finally {
+      this.rescoping = false
+    }
   }
+
+  /** Set while a rescope's events are filtered: every record's place is told, with no fills (the events carry the bodies). */
+  private rescoping = false
 
   /**
    * The peer's view of these events: bodies outside its scope removed (headers still travel),
@@ -110,10 +121,14 @@ export class RelayEndpoint implements SyncEndpoint {
     // Without read, only what every replica needs keeps its body: grants and deletions.
     const headerOnly = ({ body: _body, ...header }: EventEnvelope): EventEnvelope => header
     if (!hasPermission(token, 'read')) {
-      return { events: envelopes.map((envelope) => (isControl(envelope.header) || tombstoneOpOf(envelope) === 'delete' ? envelope : headerOnly(envelope))) }
+      const events = envelopes.map((envelope) => (isControl(envelope.header) || tombstoneOpOf(envelope) === 'delete' ? envelope : headerOnly(envelope)))
+      // A peer whose token no longer reads drops whatever content an earlier one let it hold.
+      const withdraw = this.rescoping && Object.keys(peerVector).length > 0 ? this.recordsOf(envelopes) : []
+      return { events, ...(withdraw.length > 0 ? { withdraw } : {}) }
     }
-    // Kinds and ids never change: only a tag scope gains and loses records.
-    const membershipChanges = token.scope.tags !== undefined && !token.scope.all
+    // Kinds and ids never change: only a tag scope gains and loses records (or any scope, for a
+    // peer whose token changed).
+    const membershipChanges = this.rescoping || (token.scope.tags !== undefined && !token.scope.all)
     const events: EventEnvelope[] = []
     const fills: EventEnvelope[] = []
     const withdraw: string[] = []
@@ -134,6 +149,17 @@ export class RelayEndpoint implements SyncEndpoint {
     return { events, ...(fills.length > 0 ? { fills } : {}), ...(withdraw.length > 0 ? { withdraw } : {}) }
   }
 
+  /** The records these events touch (deletions aside: they reach everyone). */
+  private recordsOf(envelopes: readonly EventEnvelope[]): string[] {
+    const ids = new Set<string>()
+    for (const envelope of envelopes) {
+      if (!envelope.body || isControl(envelope.header)) continue
+      const facts = factsOf(envelope.body)
+      if (facts?.id !== undefined && facts.op !== MEMORY_OPS.delete) ids.add(facts.id)
+    }
+    return [...ids]
+  }
+
   /** Per record, whether this session last told the peer it is in scope. */
   private readonly told = new Map<string, boolean>()
 
@@ -151,7 +177,7 @@ export class RelayEndpoint implements SyncEndpoint {
     this.told.set(id, inScope)
     if (Object.keys(peerVector).length === 0) return // a new reader holds nothing yet
     if (!inScope) withdraw.push(id)
-    else fills.push(...await this.heldByPeer(id, peerVector))
+    else if (!this.rescoping) fills.push(...await this.heldByPeer(id, peerVector))
   }
 
   /** The record's content events within the peer's vector, with the bodies this relay holds. */

@@ -8,7 +8,9 @@
  * `error` after a fatal refusal; `closed` after close().
  */
 import WebSocket from 'ws'
+import { decodeToken, hasPermission } from '../auth/index.js'
 import { AuthError, CairnError, ProtocolError, VerifyError } from '../errors.js'
+import { canonicalJson, type JsonValue } from '../log/index.js'
 import { Listeners } from '../log/listeners.js'
 import type { Memory } from '../memory/index.js'
 import { checkProof, newNonce, proveKey } from './handshake.js'
@@ -38,6 +40,9 @@ export interface SyncClientEvents {
   sent: { readonly events: number }
   [name: string]: unknown
 }
+
+/** The local setting naming the access this replica last synced through (SyncClient.accessKey). */
+const SYNCED_ACCESS_SETTING = 'sync.access'
 
 /** Errors that retrying cannot fix. */
 function isFatal(error: CairnError): boolean {
@@ -173,7 +178,7 @@ export class SyncClient {
         if (message.type !== 'ready') throw new ProtocolError('UNEXPECTED_FRAME', 'expected ready', { frame: message.type })
         // Withdrawals are accepted only by a client that asked for scoped access: a relay cannot
         // make a full-access replica drop what it holds by claiming it is scoped.
-        this.run(transport, this.options.token !== undefined && !message.full)
+        await this.run(transport, this.options.token !== undefined && !message.full)
       }).catch((error: unknown) => {
         failure = error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error).message)
         transport.close(4000, failure.code)
@@ -212,14 +217,35 @@ export class SyncClient {
     return welcome.relay
   }
 
-  private run(transport: Transport, scoped: boolean): void {
-    const session = new SyncSession(transport, new MemoryEndpoint(this.memory, { scoped }), this.memory.crypto, this.frames)
+  /**
+   * What this replica syncs through: `full`, or the scope and read permission of its token.
+   * When it differs from the last sync's, the session asks for everything again (`rescope`).
+   */
+  private accessKey(): string {
+    if (this.options.token === undefined) return 'full'
+    const token = decodeToken(this.options.token, this.memory.crypto)
+    return canonicalJson({ scope: token.scope as unknown as JsonValue, read: hasPermission(token, 'read') })
+  }
+
+  /** Starts the session once the handshake is done; frames that arrive meanwhile wait for it (the caller's queue). */
+  private async run(transport: Transport, scoped: boolean): Promise<void> {
+    const last = await this.memory.log.localSetting(SYNCED_ACCESS_SETTING)
+    if (this.transport !== transport || !transport.isOpen) return
+    const access = this.accessKey()
+    // A replica that never recorded its access (new, or from before this was kept) is not resent everything.
+    this.startSession(transport, scoped, access, last !== undefined && last !== access)
+  }
+
+  private startSession(transport: Transport, scoped: boolean, access: string, rescope: boolean): void {
+    const session = new SyncSession(transport, new MemoryEndpoint(this.memory, { scoped }), this.memory.crypto, this.frames, { rescope })
     this.session = session
     this.setStatus('catching-up')
     session.on('received', (payload) => this.listeners.emit('received', payload))
     session.on('sent', (payload) => this.listeners.emit('sent', payload))
     session.on('synced', () => {
       this.attempt = 0
+      // What this replica holds now matches this access; a later sync with another asks again.
+      void this.memory.log.setLocalSetting(SYNCED_ACCESS_SETTING, access).catch(() => undefined)
       if (this.options.live === false) {
         this.stopped = true
         this.setStatus('closed')

@@ -39,8 +39,12 @@ export interface Outgoing {
 export interface SyncEndpoint {
   readonly space: string
   versionVector(): VersionVector
-  /** What the peer lacks beyond its vector, deletions first (catch-up-order.ts), with every stored signature. */
-  envelopesFor(peerVector: VersionVector): Promise<Outgoing>
+  /**
+   * What the peer lacks beyond its vector, deletions first (catch-up-order.ts), with every stored
+   * signature. With `rescope` (the peer's access changed), everything the peer may see, whatever
+   * its vector, and withdrawals for what it may no longer hold.
+   */
+  envelopesFor(peerVector: VersionVector, options?: { rescope?: boolean }): Promise<Outgoing>
   /** What the peer at `peerVector` may see of events just applied here (as `envelopesFor` would give them). */
   visible(envelopes: readonly EventEnvelope[], peerVector: VersionVector): Promise<Outgoing>
   /** Drops records the peer says left this side's scope; only a replica syncing through a token accepts it. */
@@ -91,12 +95,19 @@ export class SyncSession {
   /** The most events in a frame sent this session: what a SLOW_FRAME from the peer was about. */
   private largestSent = 0
 
-  /** @param budget frame sizes learned from SLOW_FRAME refusals; a client keeps one across reconnects */
+  /** The peer asked for everything again (`want.rescope`): the next full pump resends it. */
+  private rescopePending = false
+
+  /**
+   * @param budget frame sizes learned from SLOW_FRAME refusals; a client keeps one across reconnects
+   * @param options.rescope this side's access changed since it last synced: ask for everything again
+   */
   constructor(
     private readonly transport: Transport,
     private readonly endpoint: SyncEndpoint,
     private readonly crypto: CryptoProvider = defaultCrypto(),
     private readonly budget: FrameBudget = new FrameBudget(),
+    private readonly options: { readonly rescope?: boolean } = {},
   ) {
     this.stopApplied = endpoint.onApplied((envelopes) => this.pushApplied(envelopes))
   }
@@ -108,7 +119,10 @@ export class SyncSession {
   /** Starts the exchange: tells the peer what this side has. */
   async start(): Promise<void> {
     const limit = this.budget.receive
-    await this.send({ type: 'want', vector: this.endpoint.versionVector(), ...(limit !== undefined ? { maxFrameEvents: limit } : {}) })
+    await this.send({
+      type: 'want', vector: this.endpoint.versionVector(),
+      ...(limit !== undefined ? { maxFrameEvents: limit } : {}), ...(this.options.rescope ? { rescope: true } : {}),
+    })
   }
 
   /** Feeds one raw frame from the transport; frames are handled strictly in order. */
@@ -144,6 +158,7 @@ export class SyncSession {
       case 'want':
         this.peerVector = joinVectors(this.peerVector ?? {}, message.vector)
         if (message.maxFrameEvents !== undefined) this.peerFrameLimit = message.maxFrameEvents
+        if (message.rescope) this.rescopePending = true
         this.schedulePump()
         return
       case 'events':
@@ -256,7 +271,9 @@ export class SyncSession {
   }
 
   private async pump(): Promise<void> {
-    await this.sendAll(await this.endpoint.envelopesFor(this.peerVector ?? {}))
+    const rescope = this.rescopePending
+    this.rescopePending = false
+    await this.sendAll(await this.endpoint.envelopesFor(this.peerVector ?? {}, rescope ? { rescope } : {}))
   }
 
   /**

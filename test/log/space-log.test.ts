@@ -362,6 +362,22 @@ describe('body erasure', () => {
     expect((await rejectionOf(log.withholdBodies(['cd'.repeat(32)]))).code).toBe('UNKNOWN_EVENT')
   })
 
+  it('keeps local settings beside the log, per space, never shipped', async () => {
+    const owner = Identity.generate()
+    const store = await memoryStore()
+    const log = await store.createSpace(owner)
+    const other = await store.createSpace(owner)
+    expect(await log.localSetting('sync.access')).toBeUndefined()
+    const before = await log.envelopesSince({})
+    await log.setLocalSetting('sync.access', 'full')
+    expect(await log.localSetting('sync.access')).toBe('full')
+    expect(await other.localSetting('sync.access')).toBeUndefined()
+    // Not an event: nothing to ship, and the log still verifies.
+    expect((await log.envelopesSince({})).map((envelope) => envelope.id)).toEqual(before.map((envelope) => envelope.id))
+    expect((await log.verify()).ok).toBe(true)
+    expect((await rejectionOf(log.setLocalSetting('', 'x'))).code).toBe('EMPTY')
+  })
+
   it('keeps control event bodies and refuses unknown ids', async () => {
     const owner = Identity.generate()
     const log = await (await memoryStore()).createSpace(owner)

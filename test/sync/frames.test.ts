@@ -50,7 +50,7 @@ describe('decodeMessage', () => {
     { type: 'proof', proof: new Uint8Array(64).fill(2) },
     { type: 'ready', permissions: ['read'], full: false },
     { type: 'want', vector: { [HEX]: 3 } },
-    { type: 'want', vector: {}, maxFrameEvents: 250 },
+    { type: 'want', vector: {}, maxFrameEvents: 250, rescope: true },
     { type: 'events', seq: 4, events: [{ header: new Uint8Array([1, 2]), body: new Uint8Array([3]), signature: new Uint8Array(64) }, { header: new Uint8Array([4]) }] },
     { type: 'ack', seq: 4 },
     { type: 'caught-up' },
@@ -80,7 +80,7 @@ describe('decodeMessage', () => {
     const field = fc.oneof(fc.anything({ maxDepth: 2 }), fc.uint8Array({ maxLength: 80 }), fc.array(fc.anything({ maxDepth: 1 }), { maxLength: 5 }), fc.constant(HEX))
     const typed = fc.record({
       type, versions: field, space: field, peer: field, nonce: field, token: field, genesis: field, version: field, relay: field,
-      proof: field, permissions: field, full: field, vector: field, maxFrameEvents: field, seq: field, events: field, records: field, code: field, message: field,
+      proof: field, permissions: field, full: field, vector: field, maxFrameEvents: field, rescope: field, seq: field, events: field, records: field, code: field, message: field,
     }, { requiredKeys: ['type'] })
     fc.assert(fc.property(fc.oneof(fc.anything({ maxDepth: 3 }), typed), (value) => {
       let bytes: Uint8Array
@@ -116,6 +116,7 @@ describe('decodeMessage', () => {
     expect(withdrawals(['x'.repeat(257)])).toBe('BAD_FRAME')
     expect(withdrawals([7])).toBe('BAD_FRAME')
     expect(withdrawals(['x'.repeat(256)])).toBe('ok')
+    expect(decodeOutcome(packr.pack({ type: 'want', vector: {}, rescope: false }))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xc6, 0xff, 0xff, 0xff, 0xff, 1, 2, 3]))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xdd, 0xff, 0xff, 0xff, 0xff]))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x61]))).toBe('BAD_FRAME')

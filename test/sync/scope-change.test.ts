@@ -147,6 +147,61 @@ describe('a record that leaves a tag scope', () => {
   })
 })
 
+describe('a reader whose token changes', () => {
+  /** An owner with a preference and a `work` episode on a relay, and a reader synced once with `scope`. */
+  async function readerWith(scope: unknown) {
+    const relay = await startRelay(teardown)
+    const owner = await openOwner(teardown)
+    const pref = await owner.remember({ kind: 'preference', key: 'tone', value: 'laconic' })
+    const work = await owner.remember({ kind: 'episode', summary: 'planning with marta', tags: ['work'] })
+    await syncOnce(owner, relay.url)
+    const reader = await openReplica(teardown, owner)
+    await syncOnce(reader, relay.url, tokenFor(owner, reader, scope))
+    return { relay, owner, reader, pref, work }
+  }
+
+  it('sees records its new scope adds, though nothing touched them since', async () => {
+    const { relay, owner, reader, pref, work } = await readerWith({ kinds: ['preference'] })
+    expect([...(await shown(reader)).keys()]).toEqual([pref])
+    await syncOnce(reader, relay.url, tokenFor(owner, reader, { tags: { any: ['work'] } }))
+    expect(await reader.get(work)).toEqual(await owner.get(work))
+    expect(await reader.get(pref)).toBeUndefined() // out of the new scope: withdrawn
+    expect(await storeText(reader)).not.toContain('laconic')
+  })
+
+  it('drops what its new scope leaves out, and keeps nothing of it', async () => {
+    const { relay, owner, reader, pref, work } = await readerWith({ tags: { any: ['work'] } })
+    expect([...(await shown(reader)).keys()]).toEqual([work])
+    await syncOnce(reader, relay.url, tokenFor(owner, reader, { kinds: ['preference'] }))
+    expect([...(await shown(reader)).keys()]).toEqual([pref])
+    expect(await storeText(reader)).not.toContain('marta')
+  })
+
+  it('gets everything once it is granted full access', async () => {
+    const { relay, owner, reader } = await readerWith({ kinds: ['preference'] })
+    await owner.grant(reader.author, ['admin'])
+    await syncOnce(owner, relay.url)
+    await syncOnce(reader, relay.url)
+    expect(await reader.digest()).toBe(await owner.digest())
+  })
+
+  it('drops all content when its new token may no longer read', async () => {
+    const { relay, owner, reader } = await readerWith({ kinds: ['preference'] })
+    await syncOnce(reader, relay.url, tokenFor(owner, reader, { all: true }, ['write']))
+    expect((await reader.query({ limit: 10 })).records).toEqual([])
+    expect(await storeText(reader)).not.toContain('laconic')
+  })
+
+  it('is not sent everything again when its access is the same as last time', async () => {
+    const { relay, owner, reader } = await readerWith({ kinds: ['preference'] })
+    const client = await startSync(teardown, reader, relay.url, { live: false, token: tokenFor(owner, reader, { kinds: ['preference'] }) })
+    let received = 0
+    client.on('received', ({ events }) => { received += events })
+    await client.synced()
+    expect(received).toBe(0)
+  })
+})
+
 describe('a withdraw frame', () => {
   /** A transport that keeps what the session sends. */
   function transport(sent: Message[] = []): Transport {
