@@ -13,7 +13,7 @@ import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
 import { decodeJson, decodeMeta, decodeState, encodeMeta, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
-import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody } from './operations.js'
+import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS } from './operations.js'
 import { projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache } from './record-cache.js'
 import { TextIndex } from './text-index.js'
@@ -299,9 +299,10 @@ export class Projection {
         const prefix = this.keys.historyPrefix(id)
         for await (const [, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
           const entry = decodeJson(value) as string
-          if (!entry.startsWith('c')) continue
           const event = await this.log.get(entry.slice(1))
-          if (event?.body && event.header.author !== keep) out.push(event.id)
+          if (!event?.body || event.header.author === keep) continue
+          // Content, and a redaction (its body keeps the record's skeleton); deletions stay (they name ids only).
+          if (entry.startsWith('c') || event.body.op === MEMORY_OPS.redact) out.push(event.id)
         }
       }
       return { held, bodies: out }

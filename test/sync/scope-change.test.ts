@@ -251,9 +251,10 @@ describe('property', () => {
     fc.record({ type: fc.constant('redact' as const), record: fc.nat(RECORDS - 1) }),
     fc.record({ type: fc.constant('owner-sync' as const) }),
     fc.record({ type: fc.constant('reader-sync' as const) }),
+    fc.record({ type: fc.constant('switch-token' as const) }),
   )
 
-  it('after any tagging, editing and syncing, a tag reader shows exactly the records now in scope, as the owner does', async () => {
+  it('after any tagging, editing, token switching and syncing, a tag reader shows exactly the records now in scope, as the owner does', async () => {
     await fc.assert(fc.asyncProperty(fc.array(fc.boolean(), { minLength: RECORDS, maxLength: RECORDS }), fc.array(step, { maxLength: 12 }), async (initial, steps) => {
       const relay = await startRelay(teardown)
       const owner = await openOwner(teardown)
@@ -261,7 +262,9 @@ describe('property', () => {
       for (const [i, tagged] of initial.entries()) ids.push(await owner.remember({ kind: 'episode', summary: `note ${i} word${i}x`, tags: tagged ? ['share'] : ['keep'] }))
       await syncOnce(owner, relay.url)
       const reader = await openReplica(teardown, owner)
-      const token = tokenFor(owner, reader, { tags: { any: ['share'] } })
+      // Two tokens: one reads the records tagged share, the other those tagged keep.
+      const tokens = { share: tokenFor(owner, reader, { tags: { any: ['share'] } }), keep: tokenFor(owner, reader, { tags: { any: ['keep'] } }) }
+      let current: keyof typeof tokens = 'share'
       const redacted = new Set<string>()
       for (const next of steps) {
         const id = 'record' in next ? (ids[next.record] as string) : ''
@@ -272,15 +275,16 @@ describe('property', () => {
           await owner.redact(id)
           redacted.add(id)
         } else if (next.type === 'owner-sync') await syncOnce(owner, relay.url)
-        else if (next.type === 'reader-sync') await syncOnce(reader, relay.url, token)
+        else if (next.type === 'reader-sync') await syncOnce(reader, relay.url, tokens[current])
+        else if (next.type === 'switch-token') current = current === 'share' ? 'keep' : 'share'
       }
       await syncOnce(owner, relay.url)
-      await syncOnce(reader, relay.url, token)
+      await syncOnce(reader, relay.url, tokens[current])
 
       const expected = new Map<string, unknown>()
       for (const id of ids) {
         const view = await owner.get(id)
-        if (view && Array.isArray(view.tags) && view.tags.includes('share')) expected.set(id, view)
+        if (view && Array.isArray(view.tags) && view.tags.includes(current)) expected.set(id, view)
       }
       expect(await shown(reader)).toEqual(expected)
       const text = await storeText(reader)
