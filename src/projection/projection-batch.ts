@@ -154,8 +154,10 @@ export class ProjectionBatch {
       for (const prefix of [this.keys.historyPrefix(id), this.keys.versionPrefix(id)]) {
         for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) this.writes.push({ type: 'del', key })
       }
+      // (A store from before q:z was kept holds the derived tombstone in the state alone.)
       const deletion = kept[i]
-      this.put(id, deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : emptyRecordState(id, stored.kind))
+      const start = deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : stored.tombstone?.derivedFrom !== undefined ? stored : emptyRecordState(id, stored.kind)
+      this.put(id, start)
     }
   }
 

@@ -328,6 +328,14 @@ export class Projection {
           writes = []
         }
       }
+      // A store from before q:z was kept has its derived tombstones in the states alone: keep them too.
+      for await (const [key, value] of this.storage.entries({ gte: this.keys.statePrefix, lt: this.keys.end(this.keys.statePrefix) })) {
+        if (decodeState(value, key).tombstone?.derivedFrom === undefined) continue
+        const id = unescapeKeyPart(key.slice(this.keys.statePrefix.length))
+        if ((await this.storage.get(this.keys.derivedDeletion(id))) === undefined) writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value })
+      }
+      await this.storage.write(writes)
+      writes = []
       for await (const key of this.storage.keys({ gte: this.keys.root, lt: end })) {
         if (key.startsWith(kept)) continue
         writes.push({ type: 'del', key })

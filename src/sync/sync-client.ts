@@ -43,6 +43,8 @@ export interface SyncClientEvents {
 
 /** The local setting naming the access this replica last synced through (SyncClient.accessKey). */
 const SYNCED_ACCESS_SETTING = 'sync.access'
+/** Recorded while a sync through a new access is unfinished: equal to no access, so the next sync rescopes. */
+const UNFINISHED_ACCESS = 'unfinished'
 
 /** Errors that retrying cannot fix. */
 function isFatal(error: CairnError): boolean {
@@ -178,7 +180,7 @@ export class SyncClient {
         if (message.type !== 'ready') throw new ProtocolError('UNEXPECTED_FRAME', 'expected ready', { frame: message.type })
         // Withdrawals are accepted only by a client that asked for scoped access: a relay cannot
         // make a full-access replica drop what it holds by claiming it is scoped.
-        await this.run(transport, this.options.token !== undefined && !message.full)
+        await this.run(transport, this.options.token !== undefined && !message.full, message.full)
       }).catch((error: unknown) => {
         failure = error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error).message)
         transport.close(4000, failure.code)
@@ -218,22 +220,31 @@ export class SyncClient {
   }
 
   /**
-   * What this replica syncs through: `full`, or the scope and read permission of its token.
-   * When it differs from the last sync's, the session asks for everything again (`rescope`).
+   * What this replica syncs through: `full` (the relay said so: an owner or admin has full access
+   * whatever token it shows), or the scope and read permission of its token. When it differs from
+   * the last sync's, the session asks for everything again (`rescope`).
    */
-  private accessKey(): string {
-    if (this.options.token === undefined) return 'full'
+  private accessKey(full: boolean): string {
+    if (full || this.options.token === undefined) return 'full'
     const token = decodeToken(this.options.token, this.memory.crypto)
     return canonicalJson({ scope: token.scope as unknown as JsonValue, read: hasPermission(token, 'read') })
   }
 
-  /** Starts the session once the handshake is done; frames that arrive meanwhile wait for it (the caller's queue). */
-  private async run(transport: Transport, scoped: boolean): Promise<void> {
-    const last = await this.memory.log.localSetting(SYNCED_ACCESS_SETTING)
+  /**
+   * Starts the session once the handshake is done; frames that arrive meanwhile wait for it (the
+   * caller's queue). Until the session is synced, the recorded access says "unfinished": what the
+   * replica holds may then mix two accesses, so whatever comes next asks for everything again.
+   */
+  private async run(transport: Transport, scoped: boolean, full: boolean): Promise<void> {
+    const log = this.memory.log
+    const last = await log.localSetting(SYNCED_ACCESS_SETTING)
     if (this.transport !== transport || !transport.isOpen) return
-    const access = this.accessKey()
+    const access = this.accessKey(full)
     // A replica that never recorded its access (new, or from before this was kept) is not resent everything.
-    this.startSession(transport, scoped, access, last !== undefined && last !== access)
+    const rescope = last !== undefined && last !== access
+    if (last !== access) await log.setLocalSetting(SYNCED_ACCESS_SETTING, UNFINISHED_ACCESS)
+    if (this.transport !== transport || !transport.isOpen) return
+    this.startSession(transport, scoped, access, rescope)
   }
 
   private startSession(transport: Transport, scoped: boolean, access: string, rescope: boolean): void {

@@ -6,14 +6,14 @@
  */
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CairnError } from '../../src/errors.js'
+import { AuthError, CairnError } from '../../src/errors.js'
 import type { Memory, RecordChange } from '../../src/index.js'
 import { MemoryEndpoint } from '../../src/sync/memory-endpoint.js'
 import { decodeMessage, encodeMessage, type Message } from '../../src/sync/messages.js'
 import { SyncSession } from '../../src/sync/sync-session.js'
 import type { Transport } from '../../src/sync/transport.js'
 import {
-  eventsOf, openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor, waitFor,
+  eventsOf, failureOf, openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor, waitFor,
 } from '../helpers/sync-fixtures.js'
 
 const teardown = new Teardown()
@@ -190,6 +190,39 @@ describe('a reader whose token changes', () => {
     await syncOnce(reader, relay.url, tokenFor(owner, reader, { all: true }, ['write']))
     expect((await reader.query({ limit: 10 })).records).toEqual([])
     expect(await storeText(reader)).not.toContain('laconic')
+  })
+
+  it('asks again after a sync with a new token that did not finish, whichever token comes next', async () => {
+    const { relay, owner, reader, pref, work } = await readerWith({ tags: { any: ['work'] } })
+    // The sync with the new token ends right after its first frame is stored (the token revoked
+    // mid-way, say): the replica now holds some of each access.
+    const ingest = reader.ingestDeferred.bind(reader)
+    reader.ingestDeferred = async (events, options) => {
+      await ingest(events, options)
+      reader.ingestDeferred = ingest
+      throw new AuthError('TOKEN_REVOKED', 'revoked while the sync ran')
+    }
+    const other = await startSync(teardown, reader, relay.url, { token: tokenFor(owner, reader, { kinds: ['preference'] }) })
+    expect((await failureOf(other)).code).toBe('TOKEN_REVOKED')
+    expect(await reader.get(pref)).toBeDefined()
+    await syncOnce(reader, relay.url, tokenFor(owner, reader, { tags: { any: ['work'] } }))
+    expect([...(await shown(reader)).keys()]).toEqual([work])
+    expect(await storeText(reader)).not.toContain('laconic')
+    expect(await reader.get(pref)).toBeUndefined()
+  })
+
+  it('records full access when the relay grants it, whatever token it showed', async () => {
+    const { relay, owner, reader, work } = await readerWith({ kinds: ['preference'] })
+    await owner.grant(reader.author, ['admin'])
+    await syncOnce(owner, relay.url)
+    const token = tokenFor(owner, reader, { kinds: ['preference'] })
+    await syncOnce(reader, relay.url, token)
+    expect(await reader.get(work)).toBeDefined() // an admin reads everything
+    await owner.revoke(reader.author)
+    await syncOnce(owner, relay.url)
+    await syncOnce(reader, relay.url, token)
+    expect(await reader.get(work)).toBeUndefined()
+    expect(await storeText(reader)).not.toContain('marta')
   })
 
   it('is not sent everything again when its access is the same as last time', async () => {
