@@ -16,6 +16,8 @@ export interface SyncTotals {
 
 export class SyncProgress {
   readonly totals: SyncTotals = { received: 0, sent: 0 }
+  /** Records the relay withdrew from this replica (they left its token's scope). */
+  withdrawn = 0
   private reported: SyncTotals = { received: 0, sent: 0 }
   private lastReportMs: number
   private readonly stops: (() => void)[]
@@ -33,6 +35,7 @@ export class SyncProgress {
     this.stops = [
       client.on('received', ({ events }) => this.add('received', events)),
       client.on('sent', ({ events }) => this.add('sent', events)),
+      client.on('withdrawn', ({ records }) => { this.withdrawn += records }),
     ]
   }
 

@@ -470,13 +470,14 @@ export class Memory {
    * removed from the log, except this replica's own, and the records disappear from every read
    * (subscribers hear `withdrawn`). Nothing is signed and no other replica is affected: this is
    * not a deletion, and the relay sends the bodies again if the records come back into scope.
+   * @returns how many of the records this replica held (and dropped)
    * @throws InputError WRONG_TYPE, EMPTY for a bad id list
    */
-  async withdraw(ids: readonly string[]): Promise<void> {
+  async withdraw(ids: readonly string[]): Promise<number> {
     const list = assertArray(ids, 'ids').map((id, i) => assertNonEmptyString(id, `ids[${i}]`))
-    if (list.length === 0) return
+    if (list.length === 0) return 0
     await this.core.settled()
-    await this.core.projection.withdrawRecords(list, this.author)
+    return this.core.projection.withdrawRecords(list, this.author)
   }
 
   /** Lets another replica's key write to this space (needs the admin right here). */

@@ -283,7 +283,8 @@ export class Projection {
    * they disappear. Events by `keep` (this replica's own author) keep their bodies: what a
    * replica wrote stays with it.
    */
-  async withdrawRecords(ids: readonly string[], keep?: string): Promise<RecordChange[]> {
+  /** @returns how many of `ids` were held here (and are withdrawn) */
+  async withdrawRecords(ids: readonly string[], keep?: string): Promise<number> {
     const plan = await this.mutex.run(async () => {
       // Only records held here (a relay withdraws what the reader may hold, not what it does).
       const candidates = [...new Set(ids)]
@@ -307,9 +308,10 @@ export class Projection {
       }
       return { held, bodies: out }
     })
-    if (plan === undefined) return []
+    if (plan === undefined) return 0
     if (plan.bodies.length > 0) await this.log.withholdBodies(plan.bodies)
-    return this.replay(plan.held, [], true)
+    await this.replay(plan.held, [], true)
+    return plan.held.length
   }
 
   /**

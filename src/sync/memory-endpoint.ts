@@ -10,7 +10,7 @@ import { deletionsFirst } from './catch-up-order.js'
 import type { Outgoing, SyncEndpoint } from './sync-session.js'
 
 export class MemoryEndpoint implements SyncEndpoint {
-  readonly withdraw?: (records: readonly string[]) => Promise<void>
+  readonly withdraw?: (records: readonly string[]) => Promise<number>
 
   /** @param scoped the relay granted access through a token (not full access): withdrawals are accepted */
   constructor(private readonly memory: Memory, options: { scoped?: boolean } = {}) {

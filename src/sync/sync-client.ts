@@ -37,6 +37,8 @@ export interface SyncClientEvents {
   status: SyncStatus
   error: CairnError
   received: { readonly events: number }
+  /** Records the relay withdrew (they left this replica's scope) and this replica dropped. */
+  withdrawn: { readonly records: number }
   sent: { readonly events: number }
   [name: string]: unknown
 }
@@ -252,6 +254,9 @@ export class SyncClient {
     this.session = session
     this.setStatus('catching-up')
     session.on('received', (payload) => this.listeners.emit('received', payload))
+    session.on('withdrawn', (payload) => {
+      if (payload.records > 0) this.listeners.emit('withdrawn', payload)
+    })
     session.on('sent', (payload) => this.listeners.emit('sent', payload))
     session.on('synced', () => {
       this.attempt = 0

@@ -47,8 +47,8 @@ export interface SyncEndpoint {
   envelopesFor(peerVector: VersionVector, options?: { rescope?: boolean }): Promise<Outgoing>
   /** What the peer at `peerVector` may see of events just applied here (as `envelopesFor` would give them). */
   visible(envelopes: readonly EventEnvelope[], peerVector: VersionVector): Promise<Outgoing>
-  /** Drops records the peer says left this side's scope; only a replica syncing through a token accepts it. */
-  withdraw?(records: readonly string[]): Promise<void>
+  /** Drops records the peer says left this side's scope (returns how many it held); only a replica syncing through a token accepts it. */
+  withdraw?(records: readonly string[]): Promise<number>
   /**
    * Work this side owes before it can check a frame from the peer (a relay's records, for a
    * token peer's scope). Not counted in the frame's apply time: the peer did not cause it.
@@ -69,6 +69,8 @@ export interface SessionEvents {
   'synced': undefined
   'received': { readonly events: number }
   'sent': { readonly events: number }
+  /** The peer withdrew records (they left this side's scope): how many this side dropped. */
+  'withdrawn': { readonly records: number }
   'closed': { readonly error?: CairnError }
   [name: string]: unknown
 }
@@ -171,7 +173,7 @@ export class SyncSession {
         return
       case 'withdraw':
         if (!this.endpoint.withdraw) throw new ProtocolError('UNEXPECTED_FRAME', 'only a relay withdraws records, from a scoped reader', { frame: 'withdraw' })
-        await this.endpoint.withdraw(message.records)
+        this.listeners.emit('withdrawn', { records: await this.endpoint.withdraw(message.records) })
         return
       case 'caught-up':
         this.peerCaughtUp = true

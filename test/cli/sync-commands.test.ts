@@ -111,6 +111,23 @@ describe('cairn sync through cairn serve', () => {
     expect(log).toMatch(/"bodyState":"absent"/)
   })
 
+  it('a reader given a token with another scope gets the new scope\'s records and is told what was withdrawn', async () => {
+    const owner = await newOwner()
+    const episode = ok(await run(['remember', '--dir', owner.dir, '--tag', 'drinks', 'the user likes green tea'])).stdout.trim()
+    const preference = ok(await run(['remember', '--dir', owner.dir, '--kind', 'preference', '--field', 'key=tone', 'direct'])).stdout.trim()
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    const reader = await newReplica(owner.space)
+    const first = await createToken(owner, reader.author, '--kind', 'preference')
+    ok(await run(['sync', relay.url, '--token', first.token, '--dir', reader.dir]))
+    expect((await records(reader)).map((record) => record.id)).toEqual([preference])
+    const second = await createToken(owner, reader.author, '--any-tag', 'drinks')
+    const switched = ok(await run(['sync', relay.url, '--token', second.token, '--dir', reader.dir]))
+    expect(switched.stdout).toMatch(/; 1 record withdrawn \(outside the token's scope now\)$/m)
+    expect((await records(reader)).map((record) => record.id)).toEqual([episode])
+    const again = JSON.parse(ok(await run(['sync', relay.url, '--token', second.token, '--dir', reader.dir, '--json'])).stdout) as Record<string, unknown>
+    expect(again.withdrawn).toBeUndefined()
+  })
+
   it('token inspect shows the fields and verifies the signature; a forged token is refused', async () => {
     const owner = await newOwner()
     const replica = await newReplica(owner.space)

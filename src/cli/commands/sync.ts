@@ -81,9 +81,11 @@ async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeo
   }
   const totals = progress.totals
   const digest = await memory.digest()
+  // Records that left the token's scope are gone from this store: say so.
+  const withdrawn = progress.withdrawn
   await context.stdout.write(json
-    ? `${canonicalJson({ url, received: totals.received, sent: totals.sent, digest })}\n`
-    : `synced with ${url}: sent ${plural(totals.sent, 'event')}, received ${totals.received}\ndigest ${digest}\n`)
+    ? `${canonicalJson({ url, received: totals.received, sent: totals.sent, ...(withdrawn > 0 ? { withdrawn } : {}), digest })}\n`
+    : `synced with ${url}: sent ${plural(totals.sent, 'event')}, received ${totals.received}${withdrawn > 0 ? `; ${plural(withdrawn, 'record')} withdrawn (outside the token's scope now)` : ''}\ndigest ${digest}\n`)
   return EXIT_OK
 }
 
