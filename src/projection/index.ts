@@ -1,6 +1,6 @@
 /** Projections: record kinds, the persisted fold of the log into records and indexes, and reads. */
 export * from './kinds.js'
-export { Projection, APPLY_CHUNK, type ProjectionEvents } from './projection.js'
+export { Projection, CATCH_UP_LIMITS, type CatchUpLimits, type ProjectionEvents } from './projection.js'
 export { FULL_FEATURES, type RecordChange, type ChangeAction, type ProjectionSource, type ProjectionFeatures } from './projection-batch.js'
 export { ProjectionReader, matchesFilter, type RecordFilter, type TagFilter, type ReadOptions, type HistoryEntry, type ConflictEntry } from './projection-reader.js'
 export { materialize, type RecordView, type ViewStatus, type Materialized } from './materialize.js'

@@ -85,6 +85,8 @@ export class ProjectionBatch {
   private readonly redacted = new Map<string, boolean>()
   private readonly writes: StorageWrite[] = []
   private readonly erase = new Set<EventId>()
+  /** Keys of foreign lines this batch has seen (stored already or about to be). */
+  private readonly foreignKept = new Set<string>()
   private recordedAt: number
   private runStart: number
 
@@ -99,6 +101,11 @@ export class ProjectionBatch {
   ) {
     this.recordedAt = run.recordedAt
     this.runStart = run.runStart
+  }
+
+  /** How many records this batch holds in memory (touched, or read to resolve references). */
+  get recordCount(): number {
+    return this.loaded.size
   }
 
   /** Where the current run of equal recorded time stands, to carry into the next batch. */
@@ -161,7 +168,10 @@ export class ProjectionBatch {
     }
   }
 
-  /** Applies a run of events in order; their records' states are read in one go first. */
+  /**
+   * Applies a run of events in order; their records' states are read in one go first. A batch
+   * may apply several runs, one after another in log order, before `finish`.
+   */
   async applyEvents(events: readonly LogEvent[]): Promise<void> {
     await this.keepForeignLines(events)
     const decoded = events.map((event) => (event.body ? decodeMemoryOperation(event.body) : undefined))
@@ -180,9 +190,10 @@ export class ProjectionBatch {
       if (!foreign) continue
       foreign.lines.forEach((line, index) => {
         const key = this.keys.foreign(foreign.kind, createHash('sha256').update(line).digest('hex'))
-        if (!pending.has(key)) pending.set(key, { key, value: encodeJson([event.local, index, line]) })
+        if (!pending.has(key) && !this.foreignKept.has(key)) pending.set(key, { key, value: encodeJson([event.local, index, line]) })
       })
     }
+    for (const key of pending.keys()) this.foreignKept.add(key)
     if (pending.size === 0) return
     const entries = [...pending.values()]
     const stored = await this.storage.getMany(entries.map((entry) => entry.key))
@@ -368,7 +379,7 @@ export class ProjectionBatch {
         : start && !isDeleted(state) ? 'withdrawn' : undefined
       if (action) changes.push({ id, kind: state.kind as RecordKind, action })
     }
-    if (textChanges.length > 0) this.writes.push(...await this.textIndex.planUpdates(textChanges))
+    if (textChanges.length > 0) for (const write of await this.textIndex.planUpdates(textChanges)) this.writes.push(write)
     const erase = [...new Set([...meta.erasing, ...this.erase])] as EventId[]
     return { writes: this.writes, erase, changes, viewDelta }
   }

@@ -18,8 +18,20 @@ import { projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projecti
 import { RecordCache } from './record-cache.js'
 import { TextIndex } from './text-index.js'
 
-/** Events applied per projection write when catching up. */
-export const APPLY_CHUNK = 2000
+/**
+ * How a catch-up cuts the events it applies. It reads (or takes from those handed over) and
+ * applies `chunk` events at a time, and stores its batch once that has applied `batchEvents`
+ * events or holds `batchRecords` records, which bounds its memory. Up to then, a record the
+ * events touch many times is written once: its state, view, as-of version, index and text
+ * entries (history entries stay one per event). What is stored does not depend on the cut.
+ */
+export interface CatchUpLimits {
+  readonly chunk: number
+  readonly batchEvents: number
+  readonly batchRecords: number
+}
+
+export const CATCH_UP_LIMITS: CatchUpLimits = { chunk: 2000, batchEvents: 50_000, batchRecords: 10_000 }
 
 export interface ProjectionEvents {
   'records-changed': { readonly changes: readonly RecordChange[]; readonly cursor: number }
@@ -39,6 +51,8 @@ export class Projection {
    * events from here instead of reading and decoding them back from the log.
    */
   private readonly handedOver = new Map<number, LogEvent>()
+  /** Tuning (tests shrink it to exercise many batches). */
+  limits: CatchUpLimits = CATCH_UP_LIMITS
 
   private constructor(readonly storage: LogStorage, readonly log: SpaceLog, readonly features: ProjectionFeatures) {
     this.keys = projectionKeys(log.space)
@@ -124,7 +138,7 @@ export class Projection {
     let chunk: LogEvent[] = []
     for await (const event of this.log.readApplied(this.meta.cursor)) {
       chunk.push(event)
-      if (chunk.length < APPLY_CHUNK) continue
+      if (chunk.length < this.limits.chunk) continue
       must = await this.mustApply(chunk)
       if (must) break
       chunk = []
@@ -164,37 +178,40 @@ export class Projection {
   catchUp(recent: readonly LogEvent[] = []): Promise<RecordChange[]> {
     for (const event of recent) if (event.local > this.meta.cursor) this.handedOver.set(event.local, event)
     return this.mutex.run(async () => {
-      const changes: RecordChange[] = []
+      const run = new CatchUpRun(this, this.limits)
       // The events handed over that continue the cursor, in order, including any handed over
       // while these apply; a gap is read from the log below.
       for (;;) {
         const next: LogEvent[] = []
-        for (let local = this.meta.cursor + 1; next.length < APPLY_CHUNK && this.handedOver.has(local); local++) {
+        for (let local = run.position + 1; next.length < this.limits.chunk && this.handedOver.has(local); local++) {
           next.push(this.handedOver.get(local) as LogEvent)
         }
         if (next.length === 0) break
-        changes.push(...await this.applyChunk(next))
-        this.forgetApplied()
+        await run.apply(next)
       }
-      // Nothing beyond the cursor: skip the range read (on a journaled store it would wait for
-      // every pending write to reach LevelDB).
-      if (this.meta.cursor >= this.log.appliedCount) {
-        if (this.meta.erasing.length > 0) await this.finishErasure()
-        return changes
-      }
-      let chunk: LogEvent[] = []
-      for await (const event of this.log.readApplied(this.meta.cursor)) {
-        chunk.push(event)
-        if (chunk.length >= APPLY_CHUNK) {
-          changes.push(...await this.applyChunk(chunk))
-          chunk = []
+      // Nothing beyond what is applied: skip the range read (on a journaled store it would wait
+      // for every pending write to reach LevelDB).
+      if (run.position < this.log.appliedCount) {
+        let chunk: LogEvent[] = []
+        for await (const event of this.log.readApplied(run.position)) {
+          chunk.push(event)
+          if (chunk.length >= this.limits.chunk) {
+            await run.apply(chunk)
+            chunk = []
+          }
         }
+        if (chunk.length > 0) await run.apply(chunk)
       }
-      if (chunk.length > 0) changes.push(...await this.applyChunk(chunk))
+      await run.store()
       this.forgetApplied()
       if (this.meta.erasing.length > 0) await this.finishErasure()
-      return changes
+      return run.changes
     })
+  }
+
+  /** A batch over the stored projection (the mutex must be held). */
+  newBatch(): ProjectionBatch {
+    return new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
   }
 
   /** Drops handed-over events the cursor has passed. */
@@ -356,15 +373,16 @@ export class Projection {
     }).then(() => this.catchUp().then(() => undefined))
   }
 
-  private async applyChunk(events: readonly LogEvent[]): Promise<RecordChange[]> {
-    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
-    await batch.applyEvents(events)
-    if (this.features.onDemand && events.some((event) => isTombstoneBody(event.body))) this.tombstoned = true
-    const changes = await this.store(batch, (events[events.length - 1] as LogEvent).local)
-    // Let the store's background flush run between chunks (and between a caller's writes, whose
-    // reads may all be synchronous); a long chain of promise continuations would otherwise keep
-    // every pending write in memory. Subscribers have heard of the change already: a live change
-    // reaches them without waiting this turn of the event loop.
+  /**
+   * Stores a catch-up batch (CatchUpRun) up to log position `cursor`, then lets the store's
+   * background flush run (and a caller's writes, whose reads may all be synchronous); a long
+   * chain of promise continuations would otherwise keep every pending write in memory.
+   * Subscribers have heard of the change already: a live change reaches them without waiting
+   * this turn of the event loop.
+   */
+  async storeCaughtUp(batch: ProjectionBatch, cursor: number, tombstoned: boolean): Promise<RecordChange[]> {
+    if (this.features.onDemand && tombstoned) this.tombstoned = true
+    const changes = await this.store(batch, cursor)
     await new Promise<void>((resolve) => setImmediate(resolve))
     return changes
   }
@@ -394,5 +412,40 @@ export class Projection {
     await this.log.erase(this.meta.erasing)
     this.meta = { ...this.meta, erasing: [] }
     await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
+  }
+}
+
+/**
+ * The events one catch-up applies, in log order, gathered into as few projection batches as the
+ * bounds above allow.
+ */
+class CatchUpRun {
+  readonly changes: RecordChange[] = []
+  private batch: ProjectionBatch | undefined
+  private batchEvents = 0
+  private tombstoned = false
+  /** The log position applied up to (stored or in the open batch). */
+  position: number
+
+  constructor(private readonly projection: Projection, private readonly limits: CatchUpLimits) {
+    this.position = projection.cursor
+  }
+
+  async apply(events: readonly LogEvent[]): Promise<void> {
+    const batch = (this.batch ??= this.projection.newBatch())
+    await batch.applyEvents(events)
+    this.batchEvents += events.length
+    this.tombstoned ||= events.some((event) => isTombstoneBody(event.body))
+    this.position = (events[events.length - 1] as LogEvent).local
+    if (this.batchEvents >= this.limits.batchEvents || batch.recordCount >= this.limits.batchRecords) await this.store()
+  }
+
+  async store(): Promise<void> {
+    const batch = this.batch
+    if (!batch) return
+    this.batch = undefined
+    this.batchEvents = 0
+    for (const change of await this.projection.storeCaughtUp(batch, this.position, this.tombstoned)) this.changes.push(change)
+    this.tombstoned = false
   }
 }
