@@ -29,6 +29,8 @@ const SYNC_WRITE = Object.freeze({ sync: true })
  * Larger reads stay async so the pool overlaps them.
  */
 const SYNC_READ_KEYS = 8
+/** A key range below every key Cairn stores (they start with a hex space id or a letter). */
+const EMPTY_RANGE = '\u0000'
 
 /** The most specific level error code in an error's cause chain. */
 function errorCode(error: unknown): string | undefined {
@@ -153,7 +155,15 @@ export class LevelLogStorage implements LogStorage {
     if (this.compactRange) await this.guard(() => (this.compactRange as (s: string, e: string) => Promise<void>)(start, end))
   }
 
-  close(): Promise<void> {
+  /**
+   * Closes the store. On disk, LevelDB's write buffer is written out to a table first: LevelDB
+   * does not do that on close, so the next open would replay its write-ahead log, which after a
+   * large batch (a projection catch-up writes tens of MB at once) took ~0.8 s instead of ~0.1 s.
+   * Compacting a range that holds no key does it (LevelDB compacts the memtable before any
+   * range) and touches no table.
+   */
+  async close(): Promise<void> {
+    if (this.compactRange) await this.compactRange(EMPTY_RANGE, EMPTY_RANGE).catch(() => undefined)
     return this.guard(() => this.db.close())
   }
 

@@ -87,6 +87,7 @@ export class ProjectionBatch {
   private readonly erase = new Set<EventId>()
   /** Keys of foreign lines this batch has seen (stored already or about to be). */
   private readonly foreignKept = new Set<string>()
+  private newRecords = 0
   private recordedAt: number
   private runStart: number
 
@@ -106,6 +107,11 @@ export class ProjectionBatch {
   /** How many records this batch holds in memory (touched, or read to resolve references). */
   get recordCount(): number {
     return this.loaded.size
+  }
+
+  /** How many of those had no stored state (mostly records created in this batch: their writes are the largest). */
+  get newRecordCount(): number {
+    return this.newRecords
   }
 
   /** Where the current run of equal recorded time stands, to carry into the next batch. */
@@ -133,6 +139,7 @@ export class ProjectionBatch {
     missing.forEach((id, i) => {
       const bytes = values[i]
       const state = bytes ? decodeState(bytes, this.keys.state(id)) : undefined
+      if (!state) this.newRecords++
       this.loaded.set(id, state)
       this.original.set(id, state)
     })

@@ -21,17 +21,25 @@ import { TextIndex } from './text-index.js'
 /**
  * How a catch-up cuts the events it applies. It reads (or takes from those handed over) and
  * applies `chunk` events at a time, and stores its batch once that has applied `batchEvents`
- * events or holds `batchRecords` records, which bounds its memory. Up to then, a record the
- * events touch many times is written once: its state, view, as-of version, index and text
- * entries (history entries stay one per event). What is stored does not depend on the cut.
+ * events, holds `batchRecords` records or `batchNewRecords` records it did not find stored.
+ * Up to then, a record the events touch many times is written once: its state, view, as-of
+ * version, index and text entries (history entries stay one per event). What is stored does
+ * not depend on the cut.
+ *
+ * Why these bounds: they bound the batch's memory, and its write. New records are bounded
+ * apart because theirs is the largest (full-text postings, every index), and LevelDB replays
+ * its last write-ahead log when a store is opened: one write of 10,000 new episodes made the
+ * next open take ~0.8 s instead of ~0.2 s. Updates of many records (a merge, a catch-up after
+ * a partition) write little per record and gain the most from a large batch.
  */
 export interface CatchUpLimits {
   readonly chunk: number
   readonly batchEvents: number
   readonly batchRecords: number
+  readonly batchNewRecords: number
 }
 
-export const CATCH_UP_LIMITS: CatchUpLimits = { chunk: 2000, batchEvents: 50_000, batchRecords: 10_000 }
+export const CATCH_UP_LIMITS: CatchUpLimits = { chunk: 2000, batchEvents: 50_000, batchRecords: 10_000, batchNewRecords: 2000 }
 
 export interface ProjectionEvents {
   'records-changed': { readonly changes: readonly RecordChange[]; readonly cursor: number }
@@ -437,7 +445,8 @@ class CatchUpRun {
     this.batchEvents += events.length
     this.tombstoned ||= events.some((event) => isTombstoneBody(event.body))
     this.position = (events[events.length - 1] as LogEvent).local
-    if (this.batchEvents >= this.limits.batchEvents || batch.recordCount >= this.limits.batchRecords) await this.store()
+    const { batchEvents, batchRecords, batchNewRecords } = this.limits
+    if (this.batchEvents >= batchEvents || batch.recordCount >= batchRecords || batch.newRecordCount >= batchNewRecords) await this.store()
   }
 
   async store(): Promise<void> {

@@ -5,7 +5,7 @@
  * STORE_UNAVAILABLE, and one without a store, when creating is off, with STORE_MISSING.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -102,5 +102,27 @@ describe('LevelLogStorage on disk: locking and opening', () => {
     await writeFile(file, 'not a directory')
     expect(await codeOf(LevelLogStorage.openDisk(path.join(file, 'store')))).toBe('STORE_UNAVAILABLE')
     expect(await codeOf(LevelLogStorage.openDisk(path.join(dir, 'missing'), { createIfMissing: false }))).toBe('STORE_MISSING')
+  })
+})
+
+describe('LevelLogStorage on disk: closing', () => {
+  // LevelDB keeps recent writes in a write buffer backed by its write-ahead log (<n>.log) and
+  // replays that log on the next open; close writes the buffer out, so nothing is left to replay.
+  it('leaves no write-ahead log to replay after a large write', async () => {
+    const dir = await freshDir()
+    const storage = await LevelLogStorage.openDisk(dir)
+    const value = new Uint8Array(4096).fill(7)
+    await storage.write(Array.from({ length: 2000 }, (_, i) => ({ type: 'put' as const, key: `k:${i}`, value })))
+    const walBytes = async (): Promise<number> => {
+      let total = 0
+      for (const name of await readdir(dir)) if (/^\d+\.log$/.test(name)) total += (await stat(path.join(dir, name))).size
+      return total
+    }
+    expect(await walBytes()).toBeGreaterThan(2000 * 4096)
+    await storage.close()
+    expect(await walBytes()).toBe(0)
+    const reopened = await LevelLogStorage.openDisk(dir)
+    expect((await reopened.get('k:1999'))?.length).toBe(4096)
+    await reopened.close()
   })
 })

@@ -164,7 +164,7 @@ describe('memory merge properties', () => {
   // (projection.ts, CatchUpLimits); a record touched many times in one batch is written once.
   // Where the cuts fall must not show in what is stored.
   it('how catch-ups cut the log into batches does not change what the projection stores', async () => {
-    const limits = fc.record({ chunk: fc.integer({ min: 1, max: 6 }), batchEvents: fc.integer({ min: 1, max: 40 }), batchRecords: fc.integer({ min: 1, max: 8 }) })
+    const limits = fc.record({ chunk: fc.integer({ min: 1, max: 6 }), batchEvents: fc.integer({ min: 1, max: 40 }), batchRecords: fc.integer({ min: 1, max: 8 }), batchNewRecords: fc.integer({ min: 1, max: 8 }) })
     await fc.assert(fc.asyncProperty(steps, fc.nat(), limits, limits, async (history, seed, whileWriting, forRebuild) => {
       const { memories, clock } = await openReplicas(3)
       const writers = memories.slice(0, 2)
