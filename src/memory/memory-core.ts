@@ -45,13 +45,22 @@ export class MemoryCore {
     return Buffer.from(this.engine.store.crypto.randomBytes(bytes)).toString('hex')
   }
 
-  /** Resolves once the projection has applied the whole log (starting that, when on demand). */
+  /**
+   * Resolves once the projection has applied the whole log, starting that when nothing else has
+   * (a projection on demand, or events ingested with more to come: Memory.ingestDeferred).
+   */
   async settled(): Promise<void> {
     await this.idle()
-    if (this.projection.features.onDemand && this.projection.behind && !this.closing) {
-      this.track(this.projection.catchUp())
+    if (this.projection.behind && !this.closing) {
+      this.catchUpInBackground()
       await this.idle()
     }
+  }
+
+  /** Tracks a projection catch-up, after whatever background work is already tracked. */
+  catchUpInBackground(): void {
+    if (this.closing || !this.projection.behind) return
+    this.trackAfter(() => this.projection.catchUp())
   }
 
   /** Resolves once background work has finished, without starting any. */

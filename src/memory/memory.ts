@@ -10,7 +10,7 @@
  * one atomic batch), then applies it to the projection before returning, so a read right after
  * a write sees it. Other replicas' events come in through `ingest`.
  */
-import { assertArray, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
+import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
 import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
@@ -443,13 +443,23 @@ export class Memory {
   /**
    * Like `ingest`, but resolves once the events are durable in the log and lets the projection
    * catch up in the background (sync acknowledges frames this way); reads wait for it.
+   * @param options.more more events follow at once (a peer's catch-up): the projection waits
+   *   until a batch's worth has arrived (CatchUpLimits.batchEvents) or `applyPending` is called,
+   *   so that a record the events touch many times is written once. Reads catch up first.
    */
-  async ingestDeferred(events: readonly EventEnvelope[], options: { deadline?: number } = {}): Promise<IngestResult> {
-    const result = await this.engine.log.ingest(events, options)
+  async ingestDeferred(events: readonly EventEnvelope[], options: { deadline?: number; more?: boolean } = {}): Promise<IngestResult> {
+    const raw = assertOptions(options, ['deadline', 'more'], 'options')
+    const more = raw.more === undefined ? false : assertBoolean(raw.more, 'options.more')
+    // The log checks the deadline.
+    const result = await this.engine.log.ingest(events, raw.deadline === undefined ? {} : { deadline: raw.deadline as number })
     const { projection } = this.core
     const { applied, filled } = result
     if (applied.length === 0 && filled.length === 0) return result
     if (!projection.features.onDemand) {
+      if (more && filled.length === 0 && projection.lag < projection.limits.batchEvents) {
+        projection.handOver(applied)
+        return result
+      }
       this.core.track(projection.catchUp(applied).then(() => projection.bodiesFilled(filled)))
       return result
     }
@@ -462,6 +472,11 @@ export class Memory {
       if (await projection.mustApply(applied)) await projection.catchUp(applied)
     })
     return result
+  }
+
+  /** Starts applying, in the background, events the log holds and the records do not show yet (see `ingestDeferred`). */
+  applyPending(): void {
+    this.core.catchUpInBackground()
   }
 
   /**

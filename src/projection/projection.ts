@@ -95,6 +95,19 @@ export class Projection {
     return this.meta.cursor < this.log.appliedCount
   }
 
+  /** How many events the log holds beyond what this projection has applied. */
+  get lag(): number {
+    return this.log.appliedCount - this.meta.cursor
+  }
+
+  /**
+   * Keeps events just applied to the log for the next catch-up, which then need not read them
+   * back (they must continue the log from the cursor, as `catchUp`'s `recent`).
+   */
+  handOver(events: readonly LogEvent[]): void {
+    for (const event of events) if (event.local > this.meta.cursor) this.handedOver.set(event.local, event)
+  }
+
   /** Whether any record of this space was ever deleted or redacted here (cached; a range read the first time). */
   private tombstoned: boolean | undefined
 
@@ -184,7 +197,7 @@ export class Projection {
    * are used when they continue the cursor, sparing a read of the log).
    */
   catchUp(recent: readonly LogEvent[] = []): Promise<RecordChange[]> {
-    for (const event of recent) if (event.local > this.meta.cursor) this.handedOver.set(event.local, event)
+    this.handOver(recent)
     return this.mutex.run(async () => {
       const run = new CatchUpRun(this, this.limits)
       // The events handed over that continue the cursor, in order, including any handed over

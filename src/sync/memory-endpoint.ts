@@ -39,8 +39,13 @@ export class MemoryEndpoint implements SyncEndpoint {
   /** Nothing is owed before a frame: the replica's own log checks it. */
   async prepare(): Promise<void> {}
 
-  async ingest(envelopes: EventEnvelope[], deadline?: number): Promise<void> {
-    await this.memory.ingestDeferred(envelopes, deadline === undefined ? {} : { deadline })
+  /** During the peer's catch-up (`more`), records are updated in large batches (Memory.ingestDeferred). */
+  async ingest(envelopes: EventEnvelope[], deadline?: number, more?: boolean): Promise<void> {
+    await this.memory.ingestDeferred(envelopes, { ...(deadline === undefined ? {} : { deadline }), ...(more ? { more } : {}) })
+  }
+
+  peerCaughtUp(): void {
+    this.memory.applyPending()
   }
 
   onApplied(listener: (envelopes: readonly EventEnvelope[]) => void): () => void {

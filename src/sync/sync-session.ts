@@ -56,9 +56,12 @@ export interface SyncEndpoint {
   prepare(): Promise<void>
   /**
    * Verifies and stores events from the peer; resolves once they are durable. Past `deadline`
-   * (wall-clock ms) it stores nothing and throws SLOW_FRAME.
+   * (wall-clock ms) it stores nothing and throws SLOW_FRAME. `more`: the peer's catch-up is not
+   * finished, so more frames follow (a replica may put off applying them to its records).
    */
-  ingest(envelopes: EventEnvelope[], deadline?: number): Promise<void>
+  ingest(envelopes: EventEnvelope[], deadline?: number, more?: boolean): Promise<void>
+  /** The peer has sent everything it had when the session began (its `caught-up` frame). */
+  peerCaughtUp?(): void
   /** Calls back with the events whenever some are applied locally, whatever their origin. */
   onApplied(listener: (envelopes: readonly EventEnvelope[]) => void): () => void
 }
@@ -177,6 +180,7 @@ export class SyncSession {
         return
       case 'caught-up':
         this.peerCaughtUp = true
+        this.endpoint.peerCaughtUp?.()
         this.listeners.emit('caught-up', undefined)
         this.checkSynced()
         return
@@ -209,7 +213,7 @@ export class SyncSession {
       return new ProtocolError('SLOW_FRAME', `a frame of ${envelopes.length} events took over ${MAX_FRAME_APPLY_MS} ms to apply`, { frame: 'events' })
     }
     try {
-      await this.endpoint.ingest(envelopes, started + MAX_FRAME_APPLY_MS)
+      await this.endpoint.ingest(envelopes, started + MAX_FRAME_APPLY_MS, !this.peerCaughtUp)
     } catch (error) {
       throw error instanceof CairnError && error.code === 'SLOW_FRAME' ? slow() : error
     }

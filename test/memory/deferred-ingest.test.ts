@@ -54,3 +54,45 @@ it('queued catch-ups apply handed-over events without reading the log back, and 
   await whole.ingest(await source.events())
   expect(await replica.digest()).toBe(await whole.digest())
 })
+
+// A peer's catch-up (`more`): the records wait for a batch's worth of events, so a record the
+// events touch many times is written once; reads, `applyPending` and a full batch apply them.
+it('with more to come, the records wait for applyPending, a read or a full batch, and hear one change per record', async () => {
+  const source = await open()
+  const ids = await source.rememberMany(Array.from({ length: 20 }, (_, i) => ({ kind: 'episode' as const, summary: `note ${i}` })))
+  for (let round = 0; round < 5; round++) await source.updateMany(ids.map((id) => ({ id, changes: { set: { summary: `round ${round} of ${id}` } } })))
+  const parts = signedParts(await source.log.envelopesSince({}, { signatures: 'stored' }))
+  expect(parts.length).toBeGreaterThan(3)
+
+  const replica = await open({ space: source.space })
+  const heard: string[] = []
+  replica.subscribe(({ changes }) => { for (const change of changes) heard.push(`${change.id}:${change.action}`) })
+  for (const part of parts) await replica.ingestDeferred(part, { more: true })
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  expect(heard).toEqual([])
+  replica.applyPending()
+  await replica.settled()
+  expect(heard.filter((entry) => entry.endsWith(':updated'))).toEqual([])
+  expect(heard.filter((entry) => entry.endsWith(':created'))).toHaveLength(20)
+  expect(await replica.digest()).toBe(await source.digest())
+
+  // A read catches up by itself.
+  const reader = await open({ space: source.space })
+  for (const part of parts) await reader.ingestDeferred(part, { more: true })
+  expect((await reader.get(ids[7] as string))?.summary).toBe(`round 4 of ${ids[7]}`)
+
+  // A full batch does not wait.
+  const batched = await open({ space: source.space })
+  const projection = (batched as unknown as { core: { projection: { limits: object } } }).core.projection
+  projection.limits = { chunk: 2000, batchEvents: 30, batchRecords: 10_000, batchNewRecords: 2000 }
+  const changes: number[] = []
+  batched.subscribe(({ changes: batch }) => changes.push(batch.length))
+  for (const part of parts) await batched.ingestDeferred(part, { more: true })
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  expect(changes.length).toBeGreaterThan(0)
+})
+
+it('refuses a non-boolean more', async () => {
+  const memory = await open()
+  await expect(memory.ingestDeferred([], { more: 'yes' as unknown as boolean })).rejects.toMatchObject({ code: 'WRONG_TYPE' })
+})
