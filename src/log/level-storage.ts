@@ -110,6 +110,11 @@ export class LevelLogStorage implements LogStorage {
     return this.copyValues ? values.map((value) => (value === undefined ? value : Uint8Array.from(value))) : values
   }
 
+  /** Nothing to skip here: a plain write. */
+  writeDerived(writes: readonly StorageWrite[]): Promise<void> {
+    return this.write(writes)
+  }
+
   write(writes: readonly StorageWrite[]): Promise<void> {
     if (writes.length === 0) return Promise.resolve()
     // Options only when fsyncing (`sync: false` is LevelDB's default): abstract-level spreads a

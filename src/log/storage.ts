@@ -24,6 +24,14 @@ export interface LogStorage {
   getMany(keys: readonly string[]): Promise<(Uint8Array | undefined)[]>
   /** Applies every write or none: after a crash the storage holds the whole batch or nothing. */
   write(writes: readonly StorageWrite[]): Promise<void>
+  /**
+   * `write` for a batch that can be derived again from what is stored already (a projection's
+   * catch-up, whose cursor rides in the batch): the storage may skip a durability step of its
+   * own for it. It lands after every write accepted before it and, once this resolves, is as
+   * durable as any other write; a crash before that may lose it (whole). The caller must not
+   * change the values afterwards.
+   */
+  writeDerived(writes: readonly StorageWrite[]): Promise<void>
   entries(range: StorageRange): AsyncIterable<[string, Uint8Array]>
   keys(range: StorageRange): AsyncIterable<string>
   /**

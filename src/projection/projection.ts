@@ -420,7 +420,8 @@ export class Projection {
     const views = this.meta.views === undefined ? undefined : this.meta.views + viewDelta
     const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run, ...(views !== undefined ? { views } : {}), ...(withdrawing ? { withdrawing } : {}) }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
-    await this.storage.write(writes)
+    // The cursor rides in the batch, so a crash that loses it leaves these events to apply again.
+    await this.storage.writeDerived(writes)
     batch.cacheStoredRecords()
     this.meta = meta
     if (erase.length > 0) await this.finishErasure()

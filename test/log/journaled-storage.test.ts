@@ -101,6 +101,22 @@ describe('JournaledStorage', () => {
     await storage.close()
   })
 
+  it('sends a writeDerived batch to LevelDB after the journaled writes before it, not through the journal', async () => {
+    const dir = await freshDir()
+    const storage = await openJournaled(dir)
+    await storage.write([{ type: 'put', key: 'k', value: bytes('journaled') }])
+    await storage.writeDerived([{ type: 'put', key: 'k', value: bytes('derived') }, { type: 'put', key: 'derived-only', value: bytes('x') }])
+    const journal = await readFile(path.join(dir, JOURNAL_FILE))
+    expect(journal.includes(Buffer.from('derived-only'))).toBe(false)
+    expect(text(await storage.get('k'))).toBe('derived')
+    // A later journaled write still lands after it.
+    await storage.write([{ type: 'put', key: 'k', value: bytes('later') }])
+    await storage.close()
+    const again = await openJournaled(dir)
+    expect(await listAll(again)).toEqual([['derived-only', 'x'], ['k', 'later']])
+    await again.close()
+  })
+
   it('keeps every acknowledged write across close and reopen, with the journal emptied', async () => {
     const dir = await freshDir()
     let storage = await openJournaled(dir)

@@ -312,6 +312,17 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         expect((await storage.getMany(['new', 'kept', 'broken'])).map(hex)).toEqual([undefined, '01', undefined])
       })
 
+      test('writeDerived lands whole, after every write before it', async () => {
+        const storage = await fresh()
+        await storage.write([{ type: 'put', key: 'k', value: bytesOf(1) }, { type: 'put', key: 'gone', value: bytesOf(1) }])
+        await storage.writeDerived([{ type: 'put', key: 'k', value: bytesOf(2) }, { type: 'del', key: 'gone' }, { type: 'put', key: 'new', value: bytesOf(3) }])
+        await storage.write([{ type: 'put', key: 'after', value: bytesOf(4) }])
+        expect((await storage.getMany(['k', 'gone', 'new', 'after'])).map(hex)).toEqual(['02', undefined, '03', '04'])
+        expect(await collect(storage.keys({}))).toEqual(['after', 'k', 'new'])
+        await expectStorageError(storage.writeDerived([{ type: 'put', key: 'bad', value: undefined }] as unknown as StorageWrite[]))
+        expect(await storage.get('bad')).toBeUndefined()
+      })
+
       test('a thousand-operation write lands whole', async () => {
         const storage = await fresh()
         const writes: StorageWrite[] = Array.from({ length: 1000 }, (_, i) => ({
@@ -557,6 +568,17 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
           expect(await collect(again.keys({}))).toEqual(sorted([...rest, 'big']))
           expect(hex(await again.get('big'))).toBe(hex(big))
           await expectRange(again, rest, { gte: `${SPACE_A}:`, lt: end(`${SPACE_A}:`) })
+        })
+
+        test('a writeDerived batch and the writes around it survive reopening, newest value winning', async () => {
+          const storage = await fresh()
+          await storage.write([{ type: 'put', key: 'k', value: bytesOf(1) }])
+          await storage.writeDerived([{ type: 'put', key: 'k', value: bytesOf(2) }, { type: 'put', key: 'd', value: bytesOf(5) }])
+          await storage.write([{ type: 'put', key: 'j', value: bytesOf(3) }])
+          await storage.close()
+          const again = await reopen(storage)
+          handles.push(again)
+          expect((await again.getMany(['k', 'd', 'j'])).map(hex)).toEqual(['02', '05', '03'])
         })
 
         test('compacted data survives reopening', async () => {

@@ -295,6 +295,7 @@ function countingStorage(inner: LogStorage): { storage: LogStorage; read: () => 
     get: (key) => inner.get(key),
     getMany: (keys) => inner.getMany(keys),
     write: (writes) => inner.write(writes),
+    writeDerived: (writes) => inner.writeDerived(writes),
     async *entries(range) {
       for await (const entry of inner.entries(range)) {
         count++
