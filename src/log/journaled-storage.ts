@@ -27,6 +27,10 @@ export class JournaledStorage implements LogStorage {
   private closed = false
   /** writeDerived batches on their way to the inner store. */
   private readonly direct = new Set<Promise<void>>()
+  /** Journaled batches accepted, and how many of them are in the inner store (in order). */
+  private accepted = 0
+  private flushedBatches = 0
+  private readonly flushWaiters: { upTo: number; resolve: () => void }[] = []
 
   private constructor(private readonly inner: LogStorage, private readonly journal: WriteJournal) {}
 
@@ -89,6 +93,7 @@ export class JournaledStorage implements LogStorage {
     }
     for (const write of batch) this.overlay.set(write.key, write.type === 'put' ? write.value : null)
     this.queue.push(batch)
+    this.accepted++
     // Flush on a later turn of the event loop: LevelDB's marshalling stays off the writer's path,
     // and everything written meanwhile goes to LevelDB as one batch.
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush())
@@ -104,7 +109,9 @@ export class JournaledStorage implements LogStorage {
     this.checkUsable()
     if (writes.length === 0) return
     this.checkWrites(writes)
-    await this.settled()
+    // Only the writes accepted so far: under a steady stream of journaled writes the queue may
+    // never be empty.
+    await this.flushedThrough(this.accepted)
     // A failure reaches the caller alone: nothing it had accepted is lost.
     const written = this.inner.write(writes)
     this.direct.add(written)
@@ -155,6 +162,8 @@ export class JournaledStorage implements LogStorage {
         this.queue = []
         const merged = batches.length === 1 ? (batches[0] as StorageWrite[]) : batches.flat()
         await this.inner.write(merged)
+        this.flushedBatches += batches.length
+        this.wakeFlushWaiters()
         for (const write of merged) {
           // A later write to the same key keeps its newer overlay entry.
           if (this.overlay.get(write.key) === (write.type === 'put' ? write.value : null)) this.overlay.delete(write.key)
@@ -165,7 +174,25 @@ export class JournaledStorage implements LogStorage {
       this.failure = new StorageError('STORAGE_FAILED', `writing to the store failed; reopen it to recover from the journal: ${(error as Error).message}`, { file: this.location }, { cause: error })
     } finally {
       this.flushing = undefined
+      // On failure nothing more will flush: waiters wake and find the storage unusable.
+      if (this.failure) this.wakeFlushWaiters(true)
     }
+  }
+
+  private wakeFlushWaiters(all = false): void {
+    for (let i = this.flushWaiters.length - 1; i >= 0; i--) {
+      const waiter = this.flushWaiters[i] as { upTo: number; resolve: () => void }
+      if (all || waiter.upTo <= this.flushedBatches) {
+        this.flushWaiters.splice(i, 1)
+        waiter.resolve()
+      }
+    }
+  }
+
+  /** Resolves once the first `upTo` journaled batches are in the inner store (not waiting for later ones). */
+  private async flushedThrough(upTo: number): Promise<void> {
+    if (this.flushedBatches < upTo && !this.failure) await new Promise<void>((resolve) => this.flushWaiters.push({ upTo, resolve }))
+    this.checkUsable()
   }
 
   private checkWrites(writes: readonly StorageWrite[]): void {

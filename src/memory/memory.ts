@@ -16,7 +16,7 @@ import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLA
 import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
 import {
-  formatTimestamp, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, validatePatch, type ProjectionFeatures,
+  formatTimestamp, isTombstoneBody, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, validatePatch, type ProjectionFeatures,
   type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
 } from '../projection/index.js'
 import { planForget } from './forget-plan.js'
@@ -456,7 +456,8 @@ export class Memory {
     const { applied, filled } = result
     if (applied.length === 0 && filled.length === 0) return result
     if (!projection.features.onDemand) {
-      if (more && filled.length === 0 && projection.lag < projection.limits.batchEvents) {
+      // Deletions are applied at once all the same: their content must not linger here.
+      if (more && filled.length === 0 && projection.lag < projection.limits.batchEvents && !applied.some((event) => isTombstoneBody(event.body))) {
         projection.handOver(applied)
         return result
       }

@@ -88,6 +88,10 @@ export class ProjectionBatch {
   /** Keys of foreign lines this batch has seen (stored already or about to be). */
   private readonly foreignKept = new Set<string>()
   private newRecords = 0
+  /** Each record's history and version puts among `writes`, so purging one does not scan them all. */
+  private readonly recordPuts = new Map<string, StorageWrite[]>()
+  /** Writes taken back (a purge); left out when the batch finishes. */
+  private readonly dropped = new Set<StorageWrite>()
   private recordedAt: number
   private runStart: number
 
@@ -143,6 +147,13 @@ export class ProjectionBatch {
       this.loaded.set(id, state)
       this.original.set(id, state)
     })
+  }
+
+  private putOfRecord(id: string, write: StorageWrite): void {
+    this.writes.push(write)
+    const list = this.recordPuts.get(id)
+    if (list) list.push(write)
+    else this.recordPuts.set(id, [write])
   }
 
   private put(id: string, state: RecordState): void {
@@ -236,7 +247,7 @@ export class ProjectionBatch {
       if (opCode === CONTENT_OP) this.erase.add(event.id)
       return
     }
-    this.writes.push({ type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${opCode}${event.id}`) })
+    this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${opCode}${event.id}`) })
     this.put(decoded.id, result.state)
     if (operation.type !== 'tombstone') return
     for (const record of derived) {
@@ -246,7 +257,7 @@ export class ProjectionBatch {
         stamp, vector, mergeClassOf: () => undefined,
       })
       if (tombstoned.ignored) continue
-      this.writes.push({ type: 'put', key: this.keys.history(record.id, event.local), value: encodeJson(`${TOMBSTONE_OP}${event.id}`) })
+      this.putOfRecord(record.id, { type: 'put', key: this.keys.history(record.id, event.local), value: encodeJson(`${TOMBSTONE_OP}${event.id}`) })
       this.put(record.id, tombstoned.state)
     }
   }
@@ -277,21 +288,39 @@ export class ProjectionBatch {
         })
         this.put(id, next.state)
       }
-      // Records deleted in this run: whoever references them must be looked at again.
+      // Records deleted in this run: whoever references them must be looked at again. The stored
+      // reference index has the referrers as of the batch's start; those the batch itself
+      // created or changed (in an earlier run of it) are found in its states.
       const newlyDeleted = frontier.filter((id) => isDeleted(this.loaded.get(id)) && !isDeleted(this.original.get(id)))
       const next: string[] = []
+      const revisit = (referrer: string): void => {
+        if (this.runTouched.has(referrer)) return
+        this.runTouched.add(referrer)
+        next.push(referrer)
+      }
+      const inBatch = newlyDeleted.length > 0 ? this.referrersInBatch() : undefined
       for (const id of newlyDeleted) {
-        for await (const key of this.storage.keys({ gte: this.keys.referencePrefix(id), lt: this.keys.end(this.keys.referencePrefix(id)) })) {
-          const referrer = idFromKey(key)
-          if (!this.runTouched.has(referrer)) {
-            this.runTouched.add(referrer)
-            next.push(referrer)
-          }
-        }
+        for await (const key of this.storage.keys({ gte: this.keys.referencePrefix(id), lt: this.keys.end(this.keys.referencePrefix(id)) })) revisit(idFromKey(key))
+        for (const referrer of inBatch?.get(id) ?? []) revisit(referrer)
       }
       await this.load(next)
       frontier = next
     }
+  }
+
+  /** Target → the records changed in this batch that reference it (not in the stored index yet). */
+  private referrersInBatch(): Map<string, string[]> {
+    const out = new Map<string, string[]>()
+    for (const id of this.changed) {
+      const state = this.loaded.get(id)
+      if (!state) continue
+      for (const target of referencedIds(state)) {
+        const list = out.get(target)
+        if (list) list.push(id)
+        else out.set(target, [id])
+      }
+    }
+    return out
   }
 
   /** Materializes what this run touched: versions and indexes follow the views as of the run's end. */
@@ -332,7 +361,7 @@ export class ProjectionBatch {
         continue
       }
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
-      if (this.features.asOf) this.writes.push({ type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
+      if (this.features.asOf) this.putOfRecord(id, { type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
     }
   }
 
@@ -388,7 +417,8 @@ export class ProjectionBatch {
     }
     if (textChanges.length > 0) for (const write of await this.textIndex.planUpdates(textChanges)) this.writes.push(write)
     const erase = [...new Set([...meta.erasing, ...this.erase])] as EventId[]
-    return { writes: this.writes, erase, changes, viewDelta }
+    const writes = this.dropped.size === 0 ? this.writes : this.writes.filter((write) => !this.dropped.has(write))
+    return { writes, erase, changes, viewDelta }
   }
 
   /** After the writes are stored: what the cache may now hold for the records this batch sealed. */
@@ -438,7 +468,6 @@ export class ProjectionBatch {
    */
   private async purgeContent(id: string): Promise<void> {
     const versions = this.keys.versionPrefix(id)
-    for (let i = this.writes.length - 1; i >= 0; i--) if ((this.writes[i] as StorageWrite).key.startsWith(versions)) this.writes.splice(i, 1)
     for await (const key of this.storage.keys({ gte: versions, lt: this.keys.end(versions) })) this.writes.push({ type: 'del', key })
     const history = this.keys.historyPrefix(id)
     const contentEntry = (value: Uint8Array): EventId | undefined => {
@@ -452,13 +481,16 @@ export class ProjectionBatch {
         this.writes.push({ type: 'del', key })
       }
     }
-    for (let i = this.writes.length - 1; i >= 0; i--) {
-      const write = this.writes[i] as StorageWrite
-      if (write.type !== 'put' || !write.key.startsWith(history)) continue
-      const event = contentEntry(write.value)
-      if (event) {
-        this.erase.add(event)
-        this.writes.splice(i, 1)
+    // Not yet stored: versions are taken back, and history entries that carry content.
+    for (const write of this.recordPuts.get(id) ?? []) {
+      if (write.type !== 'put' || this.dropped.has(write)) continue
+      if (write.key.startsWith(versions)) this.dropped.add(write)
+      else {
+        const event = contentEntry(write.value)
+        if (event) {
+          this.erase.add(event)
+          this.dropped.add(write)
+        }
       }
     }
   }

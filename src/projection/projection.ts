@@ -404,6 +404,7 @@ export class Projection {
   async storeCaughtUp(batch: ProjectionBatch, cursor: number, tombstoned: boolean): Promise<RecordChange[]> {
     if (this.features.onDemand && tombstoned) this.tombstoned = true
     const changes = await this.store(batch, cursor)
+    this.forgetApplied()
     await new Promise<void>((resolve) => setImmediate(resolve))
     return changes
   }

@@ -44,7 +44,7 @@ export class MemoryEndpoint implements SyncEndpoint {
     await this.memory.ingestDeferred(envelopes, { ...(deadline === undefined ? {} : { deadline }), ...(more ? { more } : {}) })
   }
 
-  peerCaughtUp(): void {
+  applyHeld(): void {
     this.memory.applyPending()
   }
 

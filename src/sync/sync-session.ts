@@ -60,8 +60,8 @@ export interface SyncEndpoint {
    * finished, so more frames follow (a replica may put off applying them to its records).
    */
   ingest(envelopes: EventEnvelope[], deadline?: number, more?: boolean): Promise<void>
-  /** The peer has sent everything it had when the session began (its `caught-up` frame). */
-  peerCaughtUp?(): void
+  /** Apply what `ingest` put off (`more`): the peer's catch-up is complete, or the session closed. */
+  applyHeld?(): void
   /** Calls back with the events whenever some are applied locally, whatever their origin. */
   onApplied(listener: (envelopes: readonly EventEnvelope[]) => void): () => void
 }
@@ -144,6 +144,7 @@ export class SyncSession {
     if (this.closed) return
     this.closed = true
     this.stopApplied()
+    this.endpoint.applyHeld?.()
     this.windowOpen?.()
     this.listeners.emit('closed', error ? { error } : {})
   }
@@ -180,7 +181,7 @@ export class SyncSession {
         return
       case 'caught-up':
         this.peerCaughtUp = true
-        this.endpoint.peerCaughtUp?.()
+        this.endpoint.applyHeld?.()
         this.listeners.emit('caught-up', undefined)
         this.checkSynced()
         return

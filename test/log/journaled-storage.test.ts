@@ -117,6 +117,27 @@ describe('JournaledStorage', () => {
     await again.close()
   })
 
+  it('lets a writeDerived batch through while journaled writes keep coming (it waits only for those before it)', async () => {
+    const storage = await openJournaled(await freshDir())
+    const LIMIT = 5000
+    let written = 0
+    const writer = (async () => {
+      while (written < LIMIT) {
+        await storage.write([{ type: 'put', key: `w${written}`, value: bytes('x') }])
+        written++
+        if (written % 4 === 0) await new Promise((resolve) => setImmediate(resolve))
+      }
+    })()
+    while (written < 50) await new Promise((resolve) => setImmediate(resolve))
+    await storage.writeDerived([{ type: 'put', key: 'derived', value: bytes('d') }])
+    const whenStored = written
+    await writer
+    expect(whenStored).toBeLessThan(LIMIT)
+    expect(text(await storage.get('derived'))).toBe('d')
+    expect(text(await storage.get(`w${LIMIT - 1}`))).toBe('x')
+    await storage.close()
+  })
+
   it('keeps every acknowledged write across close and reopen, with the journal emptied', async () => {
     const dir = await freshDir()
     let storage = await openJournaled(dir)

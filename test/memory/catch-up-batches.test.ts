@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Memory } from '../../src/index.js'
 import type { Projection } from '../../src/projection/index.js'
+import { closeAll, openReplicas } from '../helpers/memory-replicas.js'
 
 function projectionOf(memory: Memory): Projection {
   return (memory as unknown as { core: { projection: Projection } }).core.projection
@@ -51,5 +52,29 @@ describe('catch-up batches', () => {
     expect(await replica.digest()).toBe(await source.digest())
     // One batch: subscribers hear of the record once, as created.
     expect(changes).toEqual(['ep_1:created'])
+  })
+
+  // Found in review: the deletion's closure read referrers from the stored index only, which did
+  // not have a fact created in an earlier run of the same batch.
+  it('delete a record whose parent a later frame of the same batch deletes', async () => {
+    const { memories, clock } = await openReplicas(4)
+    const [writer, deleter, held, stepwise] = memories as [Memory, Memory, Memory, Memory]
+    const episode = await writer.remember({ kind: 'episode', summary: 'the parent' })
+    await deleter.ingest(await writer.events(deleter.versionVector()))
+    const fact = await writer.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'likes', object: 'tea' })
+    await deleter.forget(episode) // never saw the fact: its deletion does not name it
+    const first = await writer.log.envelopesSince(held.versionVector(), { signatures: 'stored' })
+    await held.ingestDeferred(first, { more: true })
+    await stepwise.ingest(first)
+    clock.advance(5000)
+    const second = await deleter.log.envelopesSince(held.versionVector(), { signatures: 'stored' })
+    await held.ingestDeferred(second, { more: true })
+    await stepwise.ingest(second)
+    held.applyPending()
+    await held.settled()
+    expect(await stepwise.status(fact)).toBe('deleted')
+    expect(await held.status(fact)).toBe('deleted')
+    expect(await held.digest()).toBe(await stepwise.digest())
+    await closeAll(memories)
   })
 })

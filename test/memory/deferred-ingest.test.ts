@@ -96,3 +96,40 @@ it('refuses a non-boolean more', async () => {
   const memory = await open()
   await expect(memory.ingestDeferred([], { more: 'yes' as unknown as boolean })).rejects.toMatchObject({ code: 'WRONG_TYPE' })
 })
+
+it('holds no event in memory once its batch is stored, however long the catch-up', async () => {
+  const source = await open()
+  for (let round = 0; round < 12; round++) await source.rememberMany(Array.from({ length: 100 }, (_, i) => ({ kind: 'episode' as const, summary: `note ${round} ${i}` })))
+  const parts = signedParts(await source.log.envelopesSince({}, { signatures: 'stored' }))
+  const replica = await open({ space: source.space })
+  const projection = (replica as unknown as { core: { projection: { limits: object; cursor: number; handedOver: Map<number, unknown> } } }).core.projection
+  projection.limits = { chunk: 50, batchEvents: 200, batchRecords: 10_000, batchNewRecords: 10_000 }
+  let stale = 0
+  const watch = setInterval(() => {
+    let behindCursor = 0
+    for (const local of projection.handedOver.keys()) if (local <= projection.cursor) behindCursor++
+    stale = Math.max(stale, behindCursor)
+  }, 0)
+  // Handed over all at once, so one catch-up runs through every batch.
+  for (const part of parts) await replica.ingestDeferred(part, { more: true })
+  replica.applyPending()
+  await replica.settled()
+  clearInterval(watch)
+  expect(stale).toBeLessThanOrEqual(250)
+  expect(projection.handedOver.size).toBe(0)
+  expect(await replica.digest()).toBe(await source.digest())
+})
+
+it('applies a frame holding a deletion at once, more to come or not', async () => {
+  const source = await open()
+  const [kept, gone] = await source.rememberMany([{ kind: 'episode', summary: 'kept' }, { kind: 'episode', summary: 'gone' }]) as [string, string]
+  const replica = await open({ space: source.space })
+  await replica.ingestDeferred(await source.events({}), { more: true })
+  const heard: string[] = []
+  replica.subscribe(({ changes }) => { for (const change of changes) heard.push(`${change.id}:${change.action}`) })
+  await source.forget(gone)
+  await replica.ingestDeferred(await source.events(replica.versionVector()), { more: true })
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  expect(heard).toContain(`${kept}:created`)
+  expect(await replica.status(gone)).toBe('deleted')
+})
