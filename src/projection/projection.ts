@@ -37,9 +37,15 @@ export interface CatchUpLimits {
   readonly batchEvents: number
   readonly batchRecords: number
   readonly batchNewRecords: number
+  /**
+   * Batches of at least this many writes skip the write journal (LogStorage.writeDerived): for
+   * them the journal's copy costs more than waiting for LevelDB. Below it, the journal's
+   * synchronous write keeps a live change fast (one remember writes tens of keys).
+   */
+  readonly derivedWrites: number
 }
 
-export const CATCH_UP_LIMITS: CatchUpLimits = { chunk: 2000, batchEvents: 50_000, batchRecords: 10_000, batchNewRecords: 2000 }
+export const CATCH_UP_LIMITS: CatchUpLimits = { chunk: 2000, batchEvents: 50_000, batchRecords: 10_000, batchNewRecords: 2000, derivedWrites: 2000 }
 
 export interface ProjectionEvents {
   'records-changed': { readonly changes: readonly RecordChange[]; readonly cursor: number }
@@ -421,8 +427,11 @@ export class Projection {
     const views = this.meta.views === undefined ? undefined : this.meta.views + viewDelta
     const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run, ...(views !== undefined ? { views } : {}), ...(withdrawing ? { withdrawing } : {}) }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
-    // The cursor rides in the batch, so a crash that loses it leaves these events to apply again.
-    await this.storage.writeDerived(writes)
+    // The cursor rides in the batch, so a crash that loses it leaves these events to apply
+    // again: a large batch skips the journal. A small one (a live change, one remember) goes
+    // through it, which returns at once instead of after LevelDB's round trips.
+    if (writes.length >= this.limits.derivedWrites) await this.storage.writeDerived(writes)
+    else await this.storage.write(writes)
     batch.cacheStoredRecords()
     this.meta = meta
     if (erase.length > 0) await this.finishErasure()

@@ -30,7 +30,7 @@ describe('catch-up batches', () => {
     const { source, replica } = await pair()
     await source.rememberForeign('vendorThing', ['{"n":1}', '{"n":2}'])
     await source.rememberForeign('vendorThing', ['{"n":3}', '{"n":1}'])
-    projectionOf(replica).limits = { chunk: 1, batchEvents: 100, batchRecords: 100, batchNewRecords: 100 }
+    projectionOf(replica).limits = { chunk: 1, batchEvents: 100, batchRecords: 100, batchNewRecords: 100, derivedWrites: 0 }
     await replica.ingest(await source.events({}))
     expect(await replica.foreignLines()).toEqual({ vendorThing: ['{"n":1}', '{"n":2}', '{"n":3}'] })
     expect(await replica.foreignLines()).toEqual(await source.foreignLines())
@@ -40,7 +40,7 @@ describe('catch-up batches', () => {
     const { source, replica } = await pair()
     await source.remember({ kind: 'episode', id: 'ep_1', summary: 'first words', tags: ['a'] })
     for (let i = 0; i < 30; i++) await source.update('ep_1', { set: { summary: `words number ${i}` }, add: { tags: [`t${i % 4}`] } })
-    projectionOf(replica).limits = { chunk: 3, batchEvents: 1000, batchRecords: 1000, batchNewRecords: 1000 }
+    projectionOf(replica).limits = { chunk: 3, batchEvents: 1000, batchRecords: 1000, batchNewRecords: 1000, derivedWrites: 0 }
     const changes: string[] = []
     replica.subscribe(({ changes: batch }) => { for (const change of batch) changes.push(`${change.id}:${change.action}`) })
     await replica.ingest(await source.events({}))

@@ -84,7 +84,7 @@ it('with more to come, the records wait for applyPending, a read or a full batch
   // A full batch does not wait.
   const batched = await open({ space: source.space })
   const projection = (batched as unknown as { core: { projection: { limits: object } } }).core.projection
-  projection.limits = { chunk: 2000, batchEvents: 30, batchRecords: 10_000, batchNewRecords: 2000 }
+  projection.limits = { chunk: 2000, batchEvents: 30, batchRecords: 10_000, batchNewRecords: 2000, derivedWrites: 0 }
   const changes: number[] = []
   batched.subscribe(({ changes: batch }) => changes.push(batch.length))
   for (const part of parts) await batched.ingestDeferred(part, { more: true })
@@ -103,7 +103,7 @@ it('holds no event in memory once its batch is stored, however long the catch-up
   const parts = signedParts(await source.log.envelopesSince({}, { signatures: 'stored' }))
   const replica = await open({ space: source.space })
   const projection = (replica as unknown as { core: { projection: { limits: object; cursor: number; handedOver: Map<number, unknown> } } }).core.projection
-  projection.limits = { chunk: 50, batchEvents: 200, batchRecords: 10_000, batchNewRecords: 10_000 }
+  projection.limits = { chunk: 50, batchEvents: 200, batchRecords: 10_000, batchNewRecords: 10_000, derivedWrites: 0 }
   let stale = 0
   const watch = setInterval(() => {
     let behindCursor = 0

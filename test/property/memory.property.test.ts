@@ -164,7 +164,7 @@ describe('memory merge properties', () => {
   // (projection.ts, CatchUpLimits); a record touched many times in one batch is written once.
   // Where the cuts fall must not show in what is stored.
   it('how catch-ups cut the log into batches does not change what the projection stores', async () => {
-    const limits = fc.record({ chunk: fc.integer({ min: 1, max: 6 }), batchEvents: fc.integer({ min: 1, max: 40 }), batchRecords: fc.integer({ min: 1, max: 8 }), batchNewRecords: fc.integer({ min: 1, max: 8 }) })
+    const limits = fc.record({ chunk: fc.integer({ min: 1, max: 6 }), batchEvents: fc.integer({ min: 1, max: 40 }), batchRecords: fc.integer({ min: 1, max: 8 }), batchNewRecords: fc.integer({ min: 1, max: 8 }), derivedWrites: fc.integer({ min: 0, max: 60 }) })
     await fc.assert(fc.asyncProperty(steps, fc.nat(), limits, limits, async (history, seed, whileWriting, forRebuild) => {
       const { memories, clock } = await openReplicas(3)
       const writers = memories.slice(0, 2)
@@ -194,7 +194,7 @@ describe('memory merge properties', () => {
   // created in an early frame and orphaned by a deletion in a later one must end as it would
   // frame by frame (found in review: the stored reference index did not have it yet).
   it('frames held for one batch during a catch-up end as they would applied one by one', async () => {
-    const limits = fc.record({ chunk: fc.integer({ min: 1, max: 6 }), batchEvents: fc.integer({ min: 2, max: 400 }), batchRecords: fc.integer({ min: 1, max: 12 }), batchNewRecords: fc.integer({ min: 1, max: 12 }) })
+    const limits = fc.record({ chunk: fc.integer({ min: 1, max: 6 }), batchEvents: fc.integer({ min: 2, max: 400 }), batchRecords: fc.integer({ min: 1, max: 12 }), batchNewRecords: fc.integer({ min: 1, max: 12 }), derivedWrites: fc.integer({ min: 0, max: 60 }) })
     await fc.assert(fc.asyncProperty(steps, fc.nat(), limits, fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), async (history, seed, held, cuts) => {
       const { memories, clock } = await openReplicas(4)
       const writers = memories.slice(0, 2)
