@@ -31,6 +31,8 @@ export class JournaledStorage implements LogStorage {
   private accepted = 0
   private flushedBatches = 0
   private readonly flushWaiters: { upTo: number; resolve: () => void }[] = []
+  /** How many writeDerived batches had to take the journal (it was not empty): for tests and tuning. */
+  derivedJournaled = 0
 
   private constructor(private readonly inner: LogStorage, private readonly journal: WriteJournal) {}
 
@@ -100,18 +102,29 @@ export class JournaledStorage implements LogStorage {
   }
 
   /**
-   * Skips the journal: the batch goes to the inner store once every write before it is there.
-   * A large projection batch costs ~15% of its catch-up in the journal copy and the overlay, and
-   * the journal buys it nothing: until the batch is stored, the projection's cursor (in the
-   * batch) says those events are still to apply, so a crash loses no information.
+   * Skips the journal when it can: the batch goes to the inner store once every write before it
+   * is there. A large projection batch costs ~15% of its catch-up in the journal copy and the
+   * overlay, and the journal buys it nothing: until the batch is stored, the projection's cursor
+   * (in the batch) says those events are still to apply, so a crash loses no information.
+   *
+   * It can only while the journal is empty: replay after a crash writes every frame the journal
+   * holds, flushed or not, so a frame older than this batch would be written over it. When later
+   * writes keep the journal from emptying (an ingest running beside the projection), the batch
+   * is journaled like any other.
    */
   async writeDerived(writes: readonly StorageWrite[]): Promise<void> {
     this.checkUsable()
     if (writes.length === 0) return
     this.checkWrites(writes)
     // Only the writes accepted so far: under a steady stream of journaled writes the queue may
-    // never be empty.
+    // never be empty, and then this batch takes the journal too.
     await this.flushedThrough(this.accepted)
+    while (this.direct.size > 0) await Promise.allSettled(this.direct)
+    this.checkUsable()
+    if (this.journal.size > 0 || this.queue.length > 0) {
+      this.derivedJournaled++
+      return this.write(writes)
+    }
     // A failure reaches the caller alone: nothing it had accepted is lost.
     const written = this.inner.write(writes)
     this.direct.add(written)

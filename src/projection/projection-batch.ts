@@ -92,6 +92,10 @@ export class ProjectionBatch {
   private readonly recordPuts = new Map<string, StorageWrite[]>()
   /** Writes taken back (a purge); left out when the batch finishes. */
   private readonly dropped = new Set<StorageWrite>()
+  /** The in-batch reference index (referrersInBatch) and the records changed since it was updated. */
+  private readonly referencesOf = new Map<string, string[]>()
+  private readonly referrersOf = new Map<string, Set<string>>()
+  private readonly referencesStale = new Set<string>()
   private recordedAt: number
   private runStart: number
 
@@ -159,6 +163,7 @@ export class ProjectionBatch {
   private put(id: string, state: RecordState): void {
     this.loaded.set(id, state)
     this.changed.add(id)
+    this.referencesStale.add(id)
     this.runChanged.add(id)
     this.runTouched.add(id)
   }
@@ -308,19 +313,24 @@ export class ProjectionBatch {
     }
   }
 
-  /** Target → the records changed in this batch that reference it (not in the stored index yet). */
-  private referrersInBatch(): Map<string, string[]> {
-    const out = new Map<string, string[]>()
-    for (const id of this.changed) {
+  /**
+   * Target → the records changed in this batch that reference it (not in the stored index yet).
+   * Kept up to date incrementally: only records changed since the last call are looked at again.
+   */
+  private referrersInBatch(): ReadonlyMap<string, ReadonlySet<string>> {
+    for (const id of this.referencesStale) {
+      for (const target of this.referencesOf.get(id) ?? []) this.referrersOf.get(target)?.delete(id)
       const state = this.loaded.get(id)
-      if (!state) continue
-      for (const target of referencedIds(state)) {
-        const list = out.get(target)
-        if (list) list.push(id)
-        else out.set(target, [id])
+      const targets = state ? referencedIds(state) : []
+      this.referencesOf.set(id, targets)
+      for (const target of targets) {
+        const set = this.referrersOf.get(target)
+        if (set) set.add(id)
+        else this.referrersOf.set(target, new Set([id]))
       }
     }
-    return out
+    this.referencesStale.clear()
+    return this.referrersOf
   }
 
   /** Materializes what this run touched: versions and indexes follow the views as of the run's end. */

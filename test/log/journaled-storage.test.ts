@@ -138,6 +138,39 @@ describe('JournaledStorage', () => {
     await storage.close()
   })
 
+  // Found in review: replay writes every frame the journal holds, flushed or not, so a derived
+  // batch that skipped the journal while it still held an older frame was undone by a crash.
+  it('journals a writeDerived batch when the journal is not empty, so replay cannot write an older frame over it', async () => {
+    const dir = await freshDir()
+    const inner = await LevelLogStorage.openDisk(dir)
+    const storage = await JournaledStorage.open(inner, dir)
+    const innerWrite = inner.write.bind(inner)
+    let releaseFirst!: () => void
+    const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve))
+    inner.write = async (writes) => {
+      if (writes.some((write) => write.key === 'k' && write.type === 'put' && text(write.value) === 'old')) await firstHeld
+      // The log write that follows never reaches LevelDB: the process dies first.
+      if (writes.some((write) => write.key === 'log')) return new Promise<void>(() => undefined)
+      return innerWrite(writes)
+    }
+    await storage.write([{ type: 'put', key: 'k', value: bytes('old') }, { type: 'put', key: 'meta', value: bytes('cursor=100') }])
+    const derived = storage.writeDerived([{ type: 'put', key: 'k', value: bytes('new') }, { type: 'put', key: 'meta', value: bytes('cursor=200') }])
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+    await storage.write([{ type: 'put', key: 'log', value: bytes('x') }]) // arrives while the first flush runs
+    releaseFirst()
+    await derived
+    expect(storage.derivedJournaled).toBe(1)
+    // Crash: the journal as it is now, LevelDB as it is now.
+    const journal = await readFile(path.join(dir, JOURNAL_FILE))
+    await innerWrite([]).catch(() => undefined)
+    await inner.close()
+    await writeFile(path.join(dir, JOURNAL_FILE), journal)
+    const reopened = await openJournaled(dir)
+    expect([text(await reopened.get('k')), text(await reopened.get('meta')), text(await reopened.get('log'))]).toEqual(['new', 'cursor=200', 'x'])
+    await reopened.close()
+  })
+
   it('keeps every acknowledged write across close and reopen, with the journal emptied', async () => {
     const dir = await freshDir()
     let storage = await openJournaled(dir)
