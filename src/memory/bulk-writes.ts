@@ -28,8 +28,8 @@ export async function updateMany(core: MemoryCore, updates: readonly { readonly 
   const list = assertArray(updates, 'updates')
   const ids = list.map((update, index) => assertNonEmptyString(assertObject(update, `updates[${index}]`).id, `updates[${index}].id`))
   const unique = [...new Set(ids)]
-  await core.settled()
-  const views = new Map(await Promise.all(unique.map(async (id) => [id, await core.reader.get(id)] as const)))
+  const found = await core.currentViews(unique)
+  const views = new Map(unique.map((id, i) => [id, found[i]] as const))
   const states = await core.states(unique)
   unique.forEach((id, index) => {
     const tombstone = states[index]?.tombstone

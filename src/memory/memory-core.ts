@@ -112,11 +112,42 @@ export class MemoryCore {
     return bytes ? decodeState(bytes, id) : undefined
   }
 
-  /** Merge states of many records at once (undefined where a record has none). */
+  /** Merge states of many records at once (undefined where a record has none); the projection's cache first. */
   async states(ids: readonly string[]): Promise<(RecordState | undefined)[]> {
     await this.settled()
-    const list = await this.engine.store.storage.getMany(ids.map((id) => this.projection.keys.state(id)))
-    return list.map((bytes, index) => (bytes ? decodeState(bytes, ids[index] as string) : undefined))
+    const out: (RecordState | undefined)[] = new Array(ids.length)
+    const missing: number[] = []
+    ids.forEach((id, i) => {
+      const cached = this.projection.cachedRecord(id)
+      if (cached) out[i] = cached.state
+      else missing.push(i)
+    })
+    if (missing.length === 0) return out
+    const list = await this.engine.store.storage.getMany(missing.map((i) => this.projection.keys.state(ids[i] as string)))
+    list.forEach((bytes, j) => {
+      const i = missing[j] as number
+      out[i] = bytes ? decodeState(bytes, ids[i] as string) : undefined
+    })
+    return out
+  }
+
+  /**
+   * Current views of many records (undefined where none), the projection's cache first. For
+   * checks inside the engine only: cached views are shared, never handed to callers.
+   */
+  async currentViews(ids: readonly string[]): Promise<(RecordView | undefined)[]> {
+    await this.settled()
+    const out: (RecordView | undefined)[] = new Array(ids.length)
+    const missing: number[] = []
+    ids.forEach((id, i) => {
+      const cached = this.projection.cachedRecord(id)
+      if (cached) out[i] = cached.view
+      else missing.push(i)
+    })
+    if (missing.length === 0) return out
+    const views = await this.reader.getMany(missing.map((i) => ids[i] as string))
+    views.forEach((view, j) => (out[missing[j] as number] = view))
+    return out
   }
 
   /** A record that can still change: present, not deleted, not redacted. */

@@ -15,7 +15,7 @@ import { decodeJson, decodeMeta, decodeState, encodeMeta, type ProjectionMeta } 
 import { kindSpec } from './kinds.js'
 import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS } from './operations.js'
 import { projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
-import { RecordCache } from './record-cache.js'
+import { RecordCache, type CachedRecord } from './record-cache.js'
 import { TextIndex } from './text-index.js'
 
 /**
@@ -99,6 +99,14 @@ export class Projection {
   /** Whether the log holds events this projection has not applied. */
   get behind(): boolean {
     return this.meta.cursor < this.log.appliedCount
+  }
+
+  /**
+   * A record as last stored, when the cache has it (a hit is exactly as good as a read). The
+   * objects are the cache's own: for reads inside the engine, never handed to callers.
+   */
+  cachedRecord(id: string): CachedRecord | undefined {
+    return this.cache.get(id)
   }
 
   /** How many events the log holds beyond what this projection has applied. */
