@@ -7,7 +7,7 @@ import { assertNonEmptyString } from '../assert.js'
 import type { JsonValue } from '../log/index.js'
 import { InputError } from '../errors.js'
 import type { RecordState } from '../crdt/index.js'
-import { decodeState, Projection, ProjectionReader, type ProjectionFeatures, type RecordView } from '../projection/index.js'
+import { decodeState, Projection, ProjectionReader, type CachedRecord, type ProjectionFeatures, type RecordView } from '../projection/index.js'
 import type { Engine } from './memory-engine.js'
 
 /** One event to append: an operation name and its body data. */
@@ -113,40 +113,34 @@ export class MemoryCore {
   }
 
   /** Merge states of many records at once (undefined where a record has none); the projection's cache first. */
-  async states(ids: readonly string[]): Promise<(RecordState | undefined)[]> {
-    await this.settled()
-    const out: (RecordState | undefined)[] = new Array(ids.length)
-    const missing: number[] = []
-    ids.forEach((id, i) => {
-      const cached = this.projection.cachedRecord(id)
-      if (cached) out[i] = cached.state
-      else missing.push(i)
+  states(ids: readonly string[]): Promise<(RecordState | undefined)[]> {
+    return this.cachedFirst(ids, (cached) => cached.state, async (missing) => {
+      const list = await this.engine.store.storage.getMany(missing.map((id) => this.projection.keys.state(id)))
+      return list.map((bytes, j) => (bytes ? decodeState(bytes, missing[j] as string) : undefined))
     })
-    if (missing.length === 0) return out
-    const list = await this.engine.store.storage.getMany(missing.map((i) => this.projection.keys.state(ids[i] as string)))
-    list.forEach((bytes, j) => {
-      const i = missing[j] as number
-      out[i] = bytes ? decodeState(bytes, ids[i] as string) : undefined
-    })
-    return out
   }
 
   /**
    * Current views of many records (undefined where none), the projection's cache first. For
    * checks inside the engine only: cached views are shared, never handed to callers.
    */
-  async currentViews(ids: readonly string[]): Promise<(RecordView | undefined)[]> {
+  currentViews(ids: readonly string[]): Promise<(RecordView | undefined)[]> {
+    return this.cachedFirst(ids, (cached) => cached.view, (missing) => this.reader.getMany(missing))
+  }
+
+  /** Reads each id from the projection's record cache, and the rest from the store in one go. */
+  private async cachedFirst<T>(ids: readonly string[], fromCache: (cached: CachedRecord) => T, fromStore: (missing: string[]) => Promise<T[]>): Promise<T[]> {
     await this.settled()
-    const out: (RecordView | undefined)[] = new Array(ids.length)
+    const out: T[] = new Array(ids.length)
     const missing: number[] = []
     ids.forEach((id, i) => {
       const cached = this.projection.cachedRecord(id)
-      if (cached) out[i] = cached.view
+      if (cached) out[i] = fromCache(cached)
       else missing.push(i)
     })
     if (missing.length === 0) return out
-    const views = await this.reader.getMany(missing.map((i) => ids[i] as string))
-    views.forEach((view, j) => (out[missing[j] as number] = view))
+    const stored = await fromStore(missing.map((i) => ids[i] as string))
+    stored.forEach((value, j) => (out[missing[j] as number] = value))
     return out
   }
 

@@ -9,3 +9,4 @@ export { projectionKeys, idFromKey, type ProjectionKeys } from './projection-key
 export { decodeView, decodeState } from './projection-codec.js'
 export { tagsOf, entitiesOf, searchableText } from './projection-indexes.js'
 export { TextIndex, tokenize } from './text-index.js'
+export type { CachedRecord } from './record-cache.js'
