@@ -145,6 +145,8 @@ describe('live push while a send is in flight', () => {
     let applied: ((envelopes: readonly EventEnvelope[]) => void) | undefined
     let logReads = 0
     const deadlines: (number | undefined)[] = []
+    const more: (boolean | undefined)[] = []
+    let appliedHeldCount = 0
     const endpoint: SyncEndpoint = {
       space: 'a'.repeat(64),
       versionVector: (): VersionVector => ({}),
@@ -154,8 +156,12 @@ describe('live push while a send is in flight', () => {
       },
       visible: async (envelopes) => ({ events: envelopes }),
       prepare: async () => undefined,
-      ingest: async (_envelopes, deadline) => {
+      ingest: async (_envelopes, deadline, following) => {
         deadlines.push(deadline)
+        more.push(following)
+      },
+      applyHeld: () => {
+        appliedHeldCount++
       },
       onApplied: (listener) => {
         applied = listener
@@ -164,7 +170,8 @@ describe('live push while a send is in flight', () => {
     }
     const session = new SyncSession(transport, endpoint)
     return {
-      session, sent, held, socket, deadlines,
+      session, sent, held, socket, deadlines, more,
+      heldApplied: () => appliedHeldCount,
       apply: (envelopes: readonly EventEnvelope[]) => (applied as (envelopes: readonly EventEnvelope[]) => void)(envelopes),
       logReads: () => logReads,
     }
@@ -241,5 +248,27 @@ describe('live push while a send is in flight', () => {
     expect(deadlines[0]).toBeGreaterThanOrEqual(before + MAX_FRAME_APPLY_MS)
     expect(deadlines[0]).toBeLessThanOrEqual(Date.now() + MAX_FRAME_APPLY_MS)
     session.close()
+  })
+
+  it('tells the endpoint more frames follow until the peer is caught up, and to apply what it held then and on close', async () => {
+    const memory = await MemoryClass.open({ name: 'more' })
+    teardown.add(2, () => memory.close())
+    await memory.remember({ kind: 'episode', summary: 'in the catch-up' })
+    await memory.remember({ kind: 'episode', summary: 'pushed live' })
+    const frames = cutFrames(await memory.log.envelopesSince({}, { signatures: 'stored' }), 2)
+    expect(frames.length).toBeGreaterThan(1)
+    const { session, sent, more, heldApplied } = harness()
+    await session.start()
+    const acks = () => sent.filter((message) => message.type === 'ack').length
+    session.receive(encodeMessage({ type: 'events', seq: 1, events: frames[0] as WireEvent[] }))
+    await waitFor(() => acks() === 1, 'the first acknowledgement')
+    expect(heldApplied()).toBe(0)
+    session.receive(encodeMessage({ type: 'caught-up' }))
+    await waitFor(() => heldApplied() === 1, 'the held events to be applied at caught-up')
+    session.receive(encodeMessage({ type: 'events', seq: 2, events: frames[1] as WireEvent[] }))
+    await waitFor(() => acks() === 2, 'the second acknowledgement')
+    expect(more).toEqual([true, false])
+    session.close()
+    expect(heldApplied()).toBe(2)
   })
 })
