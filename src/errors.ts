@@ -41,6 +41,8 @@ function describeLocation(where: ErrorLocation): string {
 export class CairnError extends Error {
   readonly code: string
   readonly where: ErrorLocation
+  /** What is wrong, without the code and the location (the middle of `message`). */
+  readonly reason: string
 
   constructor(code: string, message: string, where: ErrorLocation = {}, options?: { cause?: unknown }) {
     const location = describeLocation(where)
@@ -48,7 +50,14 @@ export class CairnError extends Error {
     this.name = new.target.name
     this.code = code
     this.where = where
+    this.reason = message
   }
+}
+
+/** The same error (code, family, reason) at another location; the original is its cause. */
+export function relocate(error: CairnError, where: ErrorLocation, reason = error.reason): CairnError {
+  const Family = error.constructor as new (code: string, message: string, where: ErrorLocation, options?: { cause?: unknown }) => CairnError
+  return new Family(error.code, reason, where, { cause: error })
 }
 
 /** A caller passed something malformed: an argument, a file, a JSON value. */

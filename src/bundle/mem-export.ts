@@ -6,6 +6,10 @@
  * Records stream from the projection into the codec's builder, which keeps each only as its
  * encoded line: memory grows with the bundle's size, not with record objects.
  *
+ * Cairn's extension fields on kinds without `ext` (`tags`, `contextID`) go to a vendor file of
+ * Cairn's own, `items/cairnExtensions.jsonl` (cairn-extensions.ts), so Cairn → `.mem` → Cairn
+ * loses nothing.
+ *
  * Incremental (`since`, spec §9 L1): episodes by `ingestionTime`, facts and factLinks by
  * `createdAt`, resources by `created`, chunks with their resource; other kinds in full;
  * tombstones by `deletedAt` and audit rows by their time.
@@ -15,6 +19,7 @@ import { InputError } from '../errors.js'
 import type { Memory } from '../memory/index.js'
 import { formatTimestamp, normalizeTimestamp, type RecordKind, type RecordView } from '../projection/index.js'
 import { auditRows } from './audit-trail.js'
+import { CAIRN_EXTENSIONS_KIND, extensionLine } from './cairn-extensions.js'
 import { MemBundleBuilder, writeBuiltBundle, type ProgressCallback, type WriteResult } from './mem/index.js'
 import { toPortable } from './portable-records.js'
 
@@ -85,7 +90,14 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
   // Chunks follow their resource when incremental: decided once every resource has been seen.
   const chunks: RecordView[] = []
   const resources = new Set<string>()
+  const extensions: string[] = []
   let count = 0
+  const add = (view: RecordView): void => {
+    builder.record(view.kind, toPortable(view))
+    const line = extensionLine(view)
+    if (line !== undefined) extensions.push(line)
+    count++
+  }
   for await (const view of memory.records()) {
     if (evidencePack && view.kind === 'edge' && Array.isArray(view.evidenceEpisodeIDs) && view.evidenceEpisodeIDs.length > 0) builder.provenanceEdge(toPortable(view))
     if (since) {
@@ -97,15 +109,10 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
       if (field !== undefined && !isAtOrAfter(view[field], since.ms)) continue
       if (view.kind === 'resource') resources.add(view.id)
     }
-    builder.record(view.kind, toPortable(view))
-    count++
+    add(view)
   }
-  for (const chunk of chunks) {
-    if (typeof chunk.resourceID === 'string' && resources.has(chunk.resourceID)) {
-      builder.record('chunk', toPortable(chunk))
-      count++
-    }
-  }
+  for (const chunk of chunks) if (typeof chunk.resourceID === 'string' && resources.has(chunk.resourceID)) add(chunk)
+  if (extensions.length > 0) builder.passthrough(CAIRN_EXTENSIONS_KIND, extensions)
   for (const [kind, lines] of Object.entries(await memory.foreignLines())) builder.passthrough(kind, lines)
   for (const row of await memory.tombstones()) if (!since || isAtOrAfter(row.deletedAt, since.ms)) builder.tombstone(row)
   if (audit) for (const row of await auditRows(memory.log, since?.ms)) builder.auditRow(row)

@@ -4,11 +4,14 @@
  * nothing is written unless all of it passes. Then tombstones apply first, records merge in the
  * spec's kind order as ordinary signed events (merge-records.ts: no resurrection, re-import a
  * no-op), so an import syncs like any write, and unknown-kind lines are kept verbatim (once).
+ * Cairn's own vendor file (`items/cairnExtensions.jsonl`, cairn-extensions.ts) is not kept as
+ * lines: its fields go back into the records it describes.
  */
 import { assertOptions } from '../assert.js'
 import type { Memory } from '../memory/index.js'
 import type { RecordKind } from '../projection/index.js'
-import { readMemBundle, type JsonObject, type MemManifest, type MemProblem, type ProgressCallback, type ReadOptions } from './mem/index.js'
+import { CAIRN_EXTENSIONS_FILE, CAIRN_EXTENSIONS_KIND, readExtensionLines, type BundleExtensions } from './cairn-extensions.js'
+import { readMemBundle, type JsonObject, type MemBundleContent, type MemManifest, type MemProblem, type ProgressCallback, type ReadOptions } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
 import { recordIdOf } from './portable-records.js'
 
@@ -36,7 +39,12 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
     ...(raw.trustedKeys !== undefined ? { trustedKeys: raw.trustedKeys as readonly string[] } : {}),
     ...(onProgress ? { onProgress: ((done, total) => onProgress('verify', done, total)) as ProgressCallback } : {}),
   }
-  const { manifest, content, warnings } = await readMemBundle(dir, readOptions)
+  const { manifest, content, warnings: bundleWarnings } = await readMemBundle(dir, readOptions)
+  // Checked whole before anything is written, like the rest of the bundle.
+  const { [CAIRN_EXTENSIONS_KIND]: extensionLines, ...passthroughKinds } = content.passthrough
+  const extensions = readExtensionLines(extensionLines ?? [])
+  const records = withExtensions(content.records, extensions.byId)
+  const warnings = [...bundleWarnings, ...extensions.warnings, ...records.warnings]
 
   // Tombstones first; a redaction takes its skeleton from the bundle's line for the record.
   const skeletons = new Map<string, JsonObject>()
@@ -44,22 +52,43 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
   for (const tombstone of content.tombstones) {
     const kind = tombstone.targetKind as RecordKind
     const target = tombstone.targetID
-    if (tombstone.op !== 'redact' || typeof target !== 'string' || content.records[kind] === undefined) continue
-    if (!byId.has(kind)) byId.set(kind, new Map((content.records[kind] ?? []).map((record) => [recordIdOf(kind, record), record])))
+    if (tombstone.op !== 'redact' || typeof target !== 'string' || records.records[kind] === undefined) continue
+    if (!byId.has(kind)) byId.set(kind, new Map((records.records[kind] ?? []).map((record) => [recordIdOf(kind, record), record])))
     const line = byId.get(kind)?.get(target)
     if (line) skeletons.set(target, line)
   }
   const tombstones = await memory.importTombstones(content.tombstones, { skeletons })
 
-  const merged = await mergeRecords(memory, content.records, onProgress ? { onProgress: (done, total) => onProgress('import', done, total) } : {})
+  const merged = await mergeRecords(memory, records.records, onProgress ? { onProgress: (done, total) => onProgress('import', done, total) } : {})
 
   let passthrough = 0
   const kept = await memory.foreignLines()
-  for (const [kind, lines] of Object.entries(content.passthrough)) {
+  for (const [kind, lines] of Object.entries(passthroughKinds)) {
     const have = new Set(kept[kind] ?? [])
     const fresh = lines.filter((line) => !have.has(line))
     if (fresh.length > 0) await memory.rememberForeign(kind, fresh)
     passthrough += fresh.length
   }
   return { manifest, ...merged, tombstones, passthrough, warnings }
+}
+
+/** The bundle's records with the extension fields of `items/cairnExtensions.jsonl` put back. */
+function withExtensions(records: MemBundleContent['records'], byId: BundleExtensions['byId']): { records: MemBundleContent['records']; warnings: MemProblem[] } {
+  if (byId.size === 0) return { records, warnings: [] }
+  const used = new Set<string>()
+  const out: Partial<Record<RecordKind, JsonObject[]>> = {}
+  for (const [kind, list] of Object.entries(records) as [RecordKind, readonly JsonObject[]][]) {
+    out[kind] = list.map((record) => {
+      const id = recordIdOf(kind, record)
+      const extension = byId.get(id)
+      if (extension === undefined || extension.kind !== kind) return record
+      used.add(id)
+      return { ...record, ...extension.fields }
+    })
+  }
+  const warnings: MemProblem[] = []
+  for (const [id, { kind, line }] of byId) {
+    if (!used.has(id)) warnings.push({ code: 'EXTENSION_WITHOUT_RECORD', message: `no ${kind} ${id} in the bundle; its line is ignored`, file: CAIRN_EXTENSIONS_FILE, line })
+  }
+  return { records: out, warnings }
 }

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { assertArray, assertBoolean, assertOptions, assertString } from '../assert.js'
-import { CairnError, InputError, LimitError, StorageError } from '../errors.js'
+import { CairnError, InputError, LimitError, relocate, StorageError } from '../errors.js'
 import type { JsonValue } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { kindSpec, type RecordKind } from '../projection/index.js'
@@ -85,9 +85,7 @@ export async function exportPam(memory: Memory, target: string, options: PamExpo
 
 /** The same error, naming the artifact file too (the codec names only the JSON path inside it). */
 function inFile(error: CairnError, file: string): CairnError {
-  const Family = error.constructor as new (code: string, message: string, where: object, options?: { cause?: unknown }) => CairnError
-  const message = error.message.startsWith(`${error.code}: `) ? error.message.slice(error.code.length + 2).replace(/ \([^()]*\)$/, '') : error.message
-  return new Family(error.code, message, { ...error.where, file }, { cause: error })
+  return relocate(error, { ...error.where, file })
 }
 
 /** The keys that may already write this space: this replica, the owner, and admins. */

@@ -1,17 +1,33 @@
 /**
  * Records between Cairn and Portable Memory: a view is a PM record plus `kind` (and, for the
  * composite-key kinds, the internal id Cairn derives from the key); a PM record is `remember`
- * input once its kind is added back. What the `.mem` format has no place for (the Cairn `tags`
- * and `contextID` extensions on kinds without `ext`) the codec drops, with a warning.
+ * input once its kind is added back. What a PM line has no place for (the Cairn `tags` and
+ * `contextID` extensions on kinds without `ext`) is left out of it; a `.mem` export carries it
+ * in its own file (cairn-extensions.ts).
  */
 import type { JsonValue } from '../log/index.js'
-import { kindSpec, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
+import { kindSpec, RECORD_KINDS, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
 
-/** The PM line of a view: without `kind`, and without the internal id of composite-key kinds. */
+/** Per kind, the extension fields its PM line cannot carry (none for episodes, which have `ext`). */
+const EXTENSION_FIELDS = new Map<RecordKind, readonly string[]>(RECORD_KINDS.map((kind) => {
+  const spec = kindSpec(kind)
+  return [kind, spec.hasExt ? [] : Object.values(spec.fields).filter((field) => field.extension === true).map((field) => field.name)]
+}))
+
+/** The extension fields of `kind` that a `.mem` line has no place for. */
+export function extensionFieldsOf(kind: RecordKind): readonly string[] {
+  return EXTENSION_FIELDS.get(kind) ?? []
+}
+
+/**
+ * The PM line of a view: without `kind`, without the internal id of composite-key kinds, and
+ * without the Cairn extension fields its kind's PM schema has no place for.
+ */
 export function toPortable(view: RecordView): JsonObject {
   const { kind, ...record } = view as { kind: RecordKind } & JsonObject
   if (kindSpec(kind).keyFields !== undefined) delete record.id
+  for (const name of extensionFieldsOf(kind)) delete record[name]
   return record
 }
 

@@ -7,7 +7,7 @@
  * so a script that branches on the code sees what the library threw.
  */
 import path from 'node:path'
-import { CairnError, InputError, type ErrorLocation } from '../index.js'
+import { CairnError, InputError, relocate, type ErrorLocation } from '../errors.js'
 import type { BundlePath } from './bundle-flags.js'
 import { markUsage } from './operand-args.js'
 
@@ -27,16 +27,9 @@ export function displayFile(file: string, bundle: BundlePath): string {
   return relative.startsWith('..') || path.isAbsolute(relative) ? file : path.join(bundle.given, relative)
 }
 
-/** The message without its `CODE: ` prefix and the location the constructor appended. */
-export function bareMessage(error: CairnError): string {
-  const text = error.message.startsWith(`${error.code}: `) ? error.message.slice(error.code.length + 2) : error.message
-  return Object.keys(error.where).length > 0 ? text.replace(/ \([^()]*\)$/, '') : text
-}
-
 /** The same error (code, family) with another location and, when given, another message. */
-export function restate(error: CairnError, where: ErrorLocation, message = bareMessage(error)): CairnError {
-  const Family = error.constructor as new (code: string, message: string, where: ErrorLocation, options: { cause: unknown }) => CairnError
-  return new Family(error.code, message, where, { cause: error })
+export function restate(error: CairnError, where: ErrorLocation, message = error.reason): CairnError {
+  return relocate(error, where, message)
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   type BundleFormat, type JsonValue, type PamArtifact, type VerifyReport,
 } from '../index.js'
 import type { BundlePath } from './bundle-flags.js'
-import { bareMessage, displayFile } from './bundle-errors.js'
+import { displayFile } from './bundle-errors.js'
 import { fromMemProblem, type BundleProblem } from './bundle-problems.js'
 import { plural } from './sync-report.js'
 import type { BundleProgress } from './bundle-progress.js'
@@ -84,7 +84,7 @@ async function validateLog(bundle: BundlePath): Promise<BundleValidation> {
       ? { file: displayFile(error.where.file, bundle), ...(error.where.line !== undefined ? { line: error.where.line } : {}) }
       : await locate(error.where.event)
     const event = error.where.event !== undefined ? ` (event ${shortId(error.where.event)})` : ''
-    return { format: 'log', valid: false, problems: [{ code: error.code, message: `${bareMessage(error)}${event}`, ...where }], warnings: [], summary: 'log snapshot', details: {} }
+    return { format: 'log', valid: false, problems: [{ code: error.code, message: `${error.reason}${event}`, ...where }], warnings: [], summary: 'log snapshot', details: {} }
   }
   const problems: BundleProblem[] = []
   for (const problem of report.problems) {
@@ -116,7 +116,7 @@ async function validatePam(bundle: BundlePath, trustedKeys: readonly string[], p
     artifact = decodePam(bytes)
   } catch (error) {
     if (!(error instanceof CairnError)) throw error
-    return invalid([{ code: error.code, message: bareMessage(error), file, ...(error.where.path !== undefined ? { path: error.where.path } : {}) }])
+    return invalid([{ code: error.code, message: error.reason, file, ...(error.where.path !== undefined ? { path: error.where.path } : {}) }])
   }
   const report = verifyPam(artifact, { trustedKeys })
   phase(info.size, info.size)

@@ -11,7 +11,7 @@ import { validateMemBundle } from '../../src/bundle/mem/index.js'
 import { verifyLogSnapshot } from '../../src/bundle/log-snapshot.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
-import { FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
+import { editFile, editManifest, FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
 import { rejection } from '../helpers/error-code.js'
 import { zipArchive } from '../helpers/zip-writer.js'
 
@@ -28,6 +28,19 @@ async function open(options: Parameters<typeof Memory.open>[0] = {}): Promise<Me
 
 function read(dir: string, file: string): string {
   return readFileSync(path.join(dir, file), 'utf8')
+}
+
+/** Rewrites a JSONL data file's lines as another tool would: its count and the checksums follow. */
+function rewriteLines(dir: string, file: string, change: (lines: string[]) => string[]): void {
+  let count = 0
+  editFile(dir, file, (text) => {
+    const changed = change(text.split('\n').filter((line) => line.length > 0))
+    count = changed.length
+    return changed.map((line) => `${line}\n`).join('')
+  })
+  editManifest(dir, (manifest) => {
+    (manifest.counts as Record<string, number>)[path.basename(file, '.jsonl')] = count
+  })
 }
 
 function lines(dir: string, file: string): Record<string, unknown>[] {
@@ -157,6 +170,115 @@ describe('export', () => {
     writeFileSync(path.join(dir, 'mine.txt'), 'keep me')
     expect((await rejection(memory.export(dir))).code).toBe('TARGET_NOT_EMPTY')
     expect(listFiles(dir)).toEqual(['mine.txt'])
+  })
+})
+
+describe("Cairn's extension fields through .mem (items/cairnExtensions.jsonl)", () => {
+  const EXTENSIONS = 'items/cairnExtensions.jsonl'
+
+  /** A replica whose records carry tags and contextID on kinds without ext, a composite-key kind and a redaction among them. */
+  async function tagged(): Promise<Memory> {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', id: 'ep_1', summary: 'tea at the lab', tags: ['kept-inline'], contextID: 'ctx_home' })
+    await memory.remember({ kind: 'entity', id: 'ent_ada', type: 'person', canonicalName: 'Ada', tags: ['people', 'work'] })
+    await memory.remember({ kind: 'fact', id: 'fact_1', episodeID: 'ep_1', subject: 'Ada', predicate: 'likes', object: 'tea', contextID: 'ctx_home' })
+    await memory.remember({ kind: 'fact', id: 'fact_2', episodeID: 'ep_1', subject: 'Ada', predicate: 'drinks', object: 'green tea', tags: ['health'] })
+    await memory.remember({ kind: 'factLink', srcFactID: 'fact_1', dstFactID: 'fact_2', linkType: 'refines', tags: ['linked'] })
+    await memory.remember({ kind: 'preference', key: 'units', value: 'metric' })
+    await memory.redact('fact_2')
+    return memory
+  }
+
+  const extensionsOf = async (memory: Memory): Promise<Record<string, unknown>> => {
+    const out: Record<string, unknown> = {}
+    for await (const view of memory.records()) out[view.id] = { tags: view.tags, contextID: view.contextID }
+    return out
+  }
+
+  it('export writes them to a file of their own, not into the PM lines, and warns about nothing', async () => {
+    const memory = await tagged()
+    const dir = tempBundlePath()
+    const result = await memory.export(dir)
+    expect(result.format === 'mem' && result.warnings).toEqual([])
+    const link = (await memory.query({ kind: 'factLink' })).records[0]
+    expect(lines(dir, EXTENSIONS)).toEqual([
+      { id: 'ent_ada', kind: 'entity', tags: ['people', 'work'] },
+      { contextID: 'ctx_home', id: 'fact_1', kind: 'fact' },
+      { id: 'fact_2', kind: 'fact', tags: ['health'] },
+      { id: link?.id, kind: 'factLink', tags: ['linked'] },
+    ])
+    for (const file of ['items/entity.jsonl', 'items/fact.jsonl', 'items/factLink.jsonl']) {
+      for (const line of lines(dir, file)) expect(Object.keys(line), file).not.toEqual(expect.arrayContaining(['tags']))
+    }
+    // Episodes keep theirs inline (their unknown keys are ext), as before.
+    expect(lines(dir, 'items/episode.jsonl')[0]).toMatchObject({ tags: ['kept-inline'], contextID: 'ctx_home' })
+    expect(JSON.parse(read(dir, 'manifest.json')).counts.cairnExtensions).toBe(4)
+    expect((await validateMemBundle(dir)).valid).toBe(true)
+  })
+
+  it('a replica importing the bundle holds the same tags and contexts (redacted skeleton included), keeps no copy of the file, and exports the same bytes', async () => {
+    const memory = await tagged()
+    const dir = tempBundlePath()
+    await memory.export(dir)
+    const target = await open()
+    const report = await target.import(dir)
+    expect(report.format === 'mem' && report.warnings).toEqual([])
+    expect(await extensionsOf(target)).toEqual(await extensionsOf(memory))
+    expect(await target.status('fact_2')).toBe('redacted')
+    expect(await target.foreignLines()).toEqual({})
+    const again = tempBundlePath()
+    await target.export(again)
+    for (const file of listFiles(dir)) if (file !== 'manifest.json') expect(read(again, file), file).toBe(read(dir, file))
+    // Re-import: nothing to write.
+    const before = target.versionVector()
+    await target.import(dir)
+    expect(target.versionVector()).toEqual(before)
+  })
+
+  it('tags already held merge with the bundle\'s (add-wins); lines for records the bundle lacks and unknown keys are warned about', async () => {
+    const memory = await tagged()
+    const dir = tempBundlePath()
+    await memory.export(dir)
+    const copy = tempBundlePath()
+    cpSync(dir, copy, { recursive: true })
+    const extra = ['{"id":"ent_nobody","kind":"entity","tags":["x"]}', '{"futureField":1,"id":"ent_ada","kind":"entity","tags":["people"]}']
+    rewriteLines(copy, EXTENSIONS, (old) => [...old.filter((line) => !line.includes('"ent_ada"')), ...extra])
+    const target = await open()
+    await target.remember({ kind: 'entity', id: 'ent_ada', type: 'person', canonicalName: 'Ada', tags: ['mine'] })
+    const report = await target.import(copy)
+    expect((await target.get('ent_ada'))?.tags).toEqual(['mine', 'people'])
+    expect(await target.get('ent_nobody')).toBeUndefined()
+    const warnings = report.format === 'mem' ? report.warnings : []
+    expect(warnings.map((w) => [w.code, w.file, w.line])).toEqual([
+      ['UNKNOWN_FIELD_DROPPED', EXTENSIONS, 5],
+      ['EXTENSION_WITHOUT_RECORD', EXTENSIONS, 4],
+    ])
+  })
+
+  it.each([
+    ['a line that is not JSON', '{"id":', 'BAD_JSON', undefined],
+    ['a line that is not an object', '["ent_ada"]', 'WRONG_TYPE', undefined],
+    ['no id', '{"kind":"entity","tags":["a"]}', 'WRONG_TYPE', 'id'],
+    ['a kind with ext', '{"id":"ep_1","kind":"episode","tags":["a"]}', 'UNKNOWN_KIND', 'kind'],
+    ['a vendor kind', '{"id":"x_1","kind":"vendorThing","tags":["a"]}', 'UNKNOWN_KIND', 'kind'],
+    ['tags that are not strings', '{"id":"ent_ada","kind":"entity","tags":[1]}', 'WRONG_TYPE', 'tags'],
+    ['a contextID that is not a string', '{"contextID":7,"id":"fact_9","kind":"fact"}', 'WRONG_TYPE', 'contextID'],
+    ['a second line for one record', '{"id":"fact_1","kind":"fact","tags":["again"]}', 'DUPLICATE_ID', 'id'],
+  ])('%s is refused naming the file and line, and nothing is written', async (_name, bad, code, field) => {
+    const memory = await tagged()
+    const dir = tempBundlePath()
+    await memory.forget('ent_ada')
+    await memory.export(dir)
+    rewriteLines(dir, EXTENSIONS, (old) => [...old, bad])
+    const target = await open()
+    await target.remember({ kind: 'episode', id: 'ep_mine', summary: 'mine' })
+    const before = { vector: target.versionVector(), digest: await target.digest() }
+    const error = await rejection(target.import(dir))
+    expect(error.code).toBe(code)
+    expect(error.where.file).toBe(EXTENSIONS)
+    expect(error.where.line).toBe(4)
+    expect(error.where.field).toBe(field)
+    expect({ vector: target.versionVector(), digest: await target.digest() }).toEqual(before)
   })
 })
 

@@ -10,7 +10,7 @@
  * - an error raised while building a record names the source location, not just the field.
  */
 import { randomBytes } from 'node:crypto'
-import { CairnError, InputError, type ErrorLocation } from '../../errors.js'
+import { CairnError, InputError, relocate, type ErrorLocation } from '../../errors.js'
 import { canonicalJson, defaultCrypto, type JsonValue } from '../../log/index.js'
 import { formatTimestamp, newRecordId, readRecordId, validateCreate, type RecordKind } from '../../projection/index.js'
 import type { AdapterInput, AdapterOptions, AdapterResult, AdapterWarning, ImportedRecord, SourceName } from './types.js'
@@ -65,11 +65,6 @@ function defaultRandomHex(bytes: number): string {
   return randomBytes(bytes).toString('hex')
 }
 
-/** The message of a CairnError without its `CODE: ` prefix and `(location)` suffix. */
-function bareMessage(error: CairnError): string {
-  return error.message.replace(/^[A-Z_]+: /, '').replace(/ \([^()]*\)$/, '')
-}
-
 export class ImportContext {
   readonly nowMs: number
   /** `nowMs` as a whole-second RFC 3339 UTC timestamp. */
@@ -122,8 +117,7 @@ export class ImportContext {
     } catch (error) {
       if (!(error instanceof CairnError)) throw error
       const field = error.where.field ?? error.where.path
-      const Family = error.constructor as new (code: string, message: string, where: ErrorLocation) => CairnError
-      throw new Family(error.code, bareMessage(error), field === undefined ? where : { ...where, field })
+      throw relocate(error, field === undefined ? where : { ...where, field })
     }
     const record: ImportedRecord = { kind, id: validated.id, fields: validated.fields }
     const existing = this.byId.get(record.id)

@@ -18,7 +18,7 @@ import {
 import {
   bundlePath, FORMAT_FLAG, formatFlag, sourceFlag, TRUSTED_KEY_FLAG, trustedKeysFlag, type BundlePath,
 } from '../bundle-flags.js'
-import { bareMessage, restate, withBundleErrors } from '../bundle-errors.js'
+import { restate, withBundleErrors } from '../bundle-errors.js'
 import { BundleProgress } from '../bundle-progress.js'
 import { describeImport, jsonLine } from '../bundle-report.js'
 import { snapshotLines } from '../bundle-validation.js'
@@ -69,11 +69,11 @@ async function explainRefusal(error: unknown, source: BundlePath, target: Target
   if (target.format === 'log' && error.where.event !== undefined && error.where.file === undefined) {
     const line = (await snapshotLines(source.resolved)).get(error.where.event)
     const where = { file: path.join(source.given, 'events.jsonl'), ...(line !== undefined ? { line } : {}) }
-    return restate(error, where, `${bareMessage(error)} (event ${shortId(error.where.event)})`)
+    return restate(error, where, `${error.reason} (event ${shortId(error.where.event)})`)
   }
   if (target.format === 'pam' && error.code === 'PAM_INVALID_SIGNATURE' && target.trustedKeys.length === 0) {
     const hint = 'without --trusted-key only the keys that may write this space are trusted; give the signer\'s key with --trusted-key'
-    return restate(error, error.where, `${bareMessage(error)}; ${hint}`)
+    return restate(error, error.where, `${error.reason}; ${hint}`)
   }
   return error
 }
