@@ -98,6 +98,10 @@ export class ProjectionBatch {
   private readonly referencesStale = new Set<string>()
   private recordedAt: number
   private runStart: number
+  /** During a replay: the run each replayed event belongs to, by log position (replayIn). */
+  private replayRuns: ReadonlyMap<number, number> | undefined
+  /** During a replay: the run to carry on with afterwards (the projection's, untouched). */
+  private resumeRun: { readonly recordedAt: number; readonly runStart: number } | undefined
 
   constructor(
     private readonly storage: LogStorage,
@@ -124,7 +128,18 @@ export class ProjectionBatch {
 
   /** Where the current run of equal recorded time stands, to carry into the next batch. */
   get run(): { recordedAt: number; runStart: number } {
-    return { recordedAt: this.recordedAt, runStart: this.runStart }
+    return this.resumeRun ? { ...this.resumeRun } : { recordedAt: this.recordedAt, runStart: this.runStart }
+  }
+
+  /**
+   * Makes this batch a replay of events already applied once (Projection replay): each event
+   * seals into the run it belongs to (`runs`: log position -> the run's first position, from the
+   * time index), so the records' as-of versions come out as a rebuild writes them. The time index
+   * is not written again, and the projection's current run is what the batch carries on with.
+   */
+  replayIn(runs: ReadonlyMap<number, number>): void {
+    this.resumeRun = { recordedAt: this.recordedAt, runStart: this.runStart }
+    this.replayRuns = runs
   }
 
   private async load(ids: Iterable<string>): Promise<void> {
@@ -172,7 +187,7 @@ export class ProjectionBatch {
    * Starts records over from nothing, before their events are applied again (Projection
    * replayRecords): the stored state stays the start of the diff, so views, indexes, text and
    * references follow whatever the replay ends with; history and as-of versions are dropped and
-   * the replay writes the history again. Call before applyEvents.
+   * the replay writes them again (with replayIn, each version in its own run). Call before applyEvents.
    */
   async restart(ids: readonly string[]): Promise<void> {
     await this.load(ids)
@@ -188,8 +203,15 @@ export class ProjectionBatch {
       const deletion = kept[i]
       const start = deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : stored.tombstone?.derivedFrom !== undefined ? stored : emptyRecordState(id, stored.kind)
       this.put(id, start)
+      // Sealed with the first run whose events touch it, or at the end if none does: not in
+      // whatever run the batch stands in now, which would leave a version there.
+      this.runTouched.delete(id)
+      this.restarted.add(id)
     }
   }
+
+  /** Records restart() started over: each is sealed at least once, even if no event touches it. */
+  private readonly restarted = new Set<string>()
 
   /**
    * Applies a run of events in order; their records' states are read in one go first. A batch
@@ -228,7 +250,13 @@ export class ProjectionBatch {
   private async applyEvent(event: LogEvent, decoded: MemoryOperation | undefined): Promise<void> {
     // Views are sealed at the end of each run of equal recorded time: that is the resolution of
     // as-of reads, and it gives the same versions whether the log is applied in batches or at once.
-    if (event.recordedAt > this.recordedAt) {
+    if (this.replayRuns !== undefined) {
+      const start = this.replayRuns.get(event.local)
+      if (start !== undefined && start !== this.runStart) {
+        if (this.runTouched.size > 0) await this.seal()
+        this.runStart = start
+      }
+    } else if (event.recordedAt > this.recordedAt) {
       if (this.runTouched.size > 0) await this.seal()
       this.recordedAt = event.recordedAt
       this.runStart = event.local
@@ -371,7 +399,10 @@ export class ProjectionBatch {
         continue
       }
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
-      if (this.features.asOf) this.putOfRecord(id, { type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
+      // A restarted record no event brought back has no versions, as in a rebuild.
+      if (this.features.asOf && !(bytes === undefined && this.restarted.has(id) && isBlank(state))) {
+        this.putOfRecord(id, { type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
+      }
     }
   }
 
@@ -381,6 +412,7 @@ export class ProjectionBatch {
   /** Everything to write, the bodies to erase, what changed for subscribers, and how many views were added (net). */
   async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[]; viewDelta: number }> {
     let viewDelta = 0
+    for (const id of this.restarted) if (!this.materialized.has(id)) this.runTouched.add(id)
     if (this.runTouched.size > 0) await this.seal()
     const textChanges: TextChange[] = []
     const changes: RecordChange[] = []

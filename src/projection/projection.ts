@@ -296,7 +296,7 @@ export class Projection {
   /**
    * Applies the events of some records again, from nothing and in log order: their history
    * entries plus `events` (bodies that just arrived). For these records the result is what a
-   * rebuild from the log gives, except that their as-of versions collapse into the current one.
+   * rebuild from the log gives, as-of versions included (each event seals into its own run).
    * Used when bodies arrive late or are withdrawn (withdrawRecords), so nothing else is redone.
    */
   replayRecords(ids: readonly string[], events: readonly EventId[] = []): Promise<RecordChange[]> {
@@ -322,10 +322,45 @@ export class Projection {
       }
       replay.sort((a, b) => a.local - b.local)
       const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
+      batch.replayIn(await this.runsOf(replay))
       await batch.restart([...wanted])
       await batch.applyEvents(replay)
       return this.store(batch, this.meta.cursor, endsWithdrawal ? wanted : undefined)
     })
+  }
+
+  /**
+   * The run of equal recorded time each event (in log order) was applied in, by log position: the
+   * time index entry at or before it. Runs rise in both recorded time and position, so the entry
+   * at or before the event's own (time, position) is its run, or an earlier one when the clock
+   * went back; a step forward finds the right one. Consecutive events mostly share a run.
+   */
+  private async runsOf(events: readonly LogEvent[]): Promise<Map<number, number>> {
+    const runs = new Map<number, number>()
+    const prefix = this.keys.timePrefix
+    const positionOf = (key: string): number => parseInt(key.slice(key.lastIndexOf(':') + 1), 16)
+    let start = -1
+    let next = -1
+    for (const event of events) {
+      if (start < 0 || event.local < start || (next >= 0 && event.local >= next)) {
+        start = -1
+        next = -1
+        let from: string | undefined
+        for await (const key of this.storage.keys({ gte: prefix, lte: this.keys.time(event.recordedAt, event.local), reverse: true, limit: 1 })) from = key
+        if (from === undefined) continue
+        start = positionOf(from)
+        for await (const key of this.storage.keys({ gt: from, lt: this.keys.end(prefix) })) {
+          const position = positionOf(key)
+          if (position > event.local) {
+            next = position
+            break
+          }
+          start = position
+        }
+      }
+      runs.set(event.local, start)
+    }
+    return runs
   }
 
   /**

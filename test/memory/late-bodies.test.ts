@@ -6,6 +6,7 @@
  */
 import { afterEach, expect, it } from 'vitest'
 import type { EventEnvelope } from '../../src/log/index.js'
+import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
 
 const opened: Memory[] = []
@@ -56,4 +57,40 @@ it('a body that arrives after its header shows the record, as on the replica tha
   expect(result.filled.length).toBe(2)
   expect((await replica.get(id))?.tags).toEqual(['weekend'])
   expect(await replica.digest()).toBe(await source.digest())
+})
+
+it('a record whose bodies come late keeps the as-of versions it had when they came in time, even across a clock that stepped back', async () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
+  const source = await open()
+  const replica = await Memory.open({ space: source.space, clock })
+  opened.push(replica)
+  const seen: EventEnvelope[] = []
+  const fresh = async (): Promise<EventEnvelope[]> => {
+    const out = (await source.events()).filter((envelope) => !seen.some((old) => old.id === envelope.id))
+    seen.push(...out)
+    return out
+  }
+  const id = await source.remember({ kind: 'episode', summary: 'first plan' })
+  const first = await fresh()
+  await source.remember({ kind: 'episode', summary: 'another record' })
+  const second = await fresh()
+  await source.update(id, { set: { summary: 'second plan' } })
+  const third = await fresh()
+  // At three recorded times: t0, t0+10 s, then t0+5 s. The clock stepped back, so the third
+  // frame joins the run of t0+10 s, where the record has no event of its own. Its events come
+  // header-only; the other record's whole, so the replay is of this record's events alone.
+  const t0 = clock.nowMs()
+  await replica.ingest(headersOnly(first))
+  clock.set(t0 + 10_000)
+  await replica.ingest(second)
+  clock.set(t0 + 5_000)
+  await replica.ingest(headersOnly(third))
+  expect(await replica.status(id)).toBe('absent')
+
+  await replica.ingest(await source.events())
+  const asOf = async (ms: number): Promise<unknown> => (await replica.get(id, { asOf: ms }))?.summary
+  const versions = async (): Promise<unknown[]> => [await asOf(t0 - 1), await asOf(t0), await asOf(t0 + 5_000), await asOf(t0 + 10_000)]
+  expect(await versions()).toEqual([undefined, 'first plan', 'first plan', 'second plan'])
+  await replica.rebuild()
+  expect(await versions()).toEqual([undefined, 'first plan', 'first plan', 'second plan'])
 })
