@@ -100,6 +100,8 @@ export class ProjectionBatch {
   private runStart: number
   /** During a replay: the run each replayed event belongs to, by log position (replayIn). */
   private replayRuns: ReadonlyMap<number, number> | undefined
+  /** During a replay: the records replayed (others it touches are sealed in the current run). */
+  private replayed: ReadonlySet<string> | undefined
   /** During a replay: the run to carry on with afterwards (the projection's, untouched). */
   private resumeRun: { readonly recordedAt: number; readonly runStart: number } | undefined
 
@@ -136,10 +138,13 @@ export class ProjectionBatch {
    * seals into the run it belongs to (`runs`: log position -> the run's first position, from the
    * time index), so the records' as-of versions come out as a rebuild writes them. The time index
    * is not written again, and the projection's current run is what the batch carries on with.
+   * A record the replay touches without replaying it (one that references a record it deletes)
+   * has only its current state here, so its version goes in the current run, not a past one.
    */
-  replayIn(runs: ReadonlyMap<number, number>): void {
+  replayIn(runs: ReadonlyMap<number, number>, replayed: ReadonlySet<string>): void {
     this.resumeRun = { recordedAt: this.recordedAt, runStart: this.runStart }
     this.replayRuns = runs
+    this.replayed = replayed
   }
 
   private async load(ids: Iterable<string>): Promise<void> {
@@ -401,7 +406,8 @@ export class ProjectionBatch {
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
       // A restarted record no event brought back has no versions, as in a rebuild.
       if (this.features.asOf && !(bytes === undefined && this.restarted.has(id) && isBlank(state))) {
-        this.putOfRecord(id, { type: 'put', key: this.keys.version(id, this.runStart), value: bytes ?? EMPTY_VIEW })
+        const run = this.resumeRun !== undefined && !this.replayed?.has(id) ? this.resumeRun.runStart : this.runStart
+        this.putOfRecord(id, { type: 'put', key: this.keys.version(id, run), value: bytes ?? EMPTY_VIEW })
       }
     }
   }

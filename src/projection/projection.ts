@@ -14,7 +14,7 @@ import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordCha
 import { decodeJson, decodeMeta, decodeState, encodeMeta, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
 import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS } from './operations.js'
-import { projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
+import { idFromKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache, type CachedRecord } from './record-cache.js'
 import { TextIndex } from './text-index.js'
 
@@ -308,6 +308,12 @@ export class Projection {
     if (ids.length === 0) return Promise.resolve([])
     return this.mutex.run(async () => {
       const wanted = new Set(ids)
+      // Records that reference them are replayed too: a deletion the replay applies changes their
+      // views in the run where it falls, which their own versions must show.
+      for (const id of ids) {
+        const prefix = this.keys.referencePrefix(id)
+        for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) wanted.add(idFromKey(key))
+      }
       const eventIds = new Set<string>(events)
       for (const id of wanted) {
         const prefix = this.keys.historyPrefix(id)
@@ -322,7 +328,7 @@ export class Projection {
       }
       replay.sort((a, b) => a.local - b.local)
       const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
-      batch.replayIn(await this.runsOf(replay))
+      batch.replayIn(await this.runsOf(replay), wanted)
       await batch.restart([...wanted])
       await batch.applyEvents(replay)
       return this.store(batch, this.meta.cursor, endsWithdrawal ? wanted : undefined)
@@ -347,9 +353,9 @@ export class Projection {
         next = -1
         let from: string | undefined
         for await (const key of this.storage.keys({ gte: prefix, lte: this.keys.time(event.recordedAt, event.local), reverse: true, limit: 1 })) from = key
-        if (from === undefined) continue
-        start = positionOf(from)
-        for await (const key of this.storage.keys({ gt: from, lt: this.keys.end(prefix) })) {
+        // None: the clock had gone back before the first run; walk from the first one.
+        if (from !== undefined) start = positionOf(from)
+        for await (const key of this.storage.keys(from !== undefined ? { gt: from, lt: this.keys.end(prefix) } : { gte: prefix, lt: this.keys.end(prefix) })) {
           const position = positionOf(key)
           if (position > event.local) {
             next = position
@@ -358,7 +364,7 @@ export class Projection {
           start = position
         }
       }
-      runs.set(event.local, start)
+      if (start >= 0) runs.set(event.local, start)
     }
     return runs
   }

@@ -94,3 +94,71 @@ it('a record whose bodies come late keeps the as-of versions it had when they ca
   await replica.rebuild()
   expect(await versions()).toEqual([undefined, 'first plan', 'first plan', 'second plan'])
 })
+
+it('a late deletion shows in the as-of versions of the records that reference it from the run it fell in, as in a rebuild', async () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
+  const source = await open()
+  const replica = await Memory.open({ space: source.space, clock })
+  opened.push(replica)
+  const seen = new Set<string>()
+  const fresh = async (): Promise<EventEnvelope[]> => {
+    const out = (await source.events()).filter((envelope) => !seen.has(envelope.id))
+    for (const envelope of out) seen.add(envelope.id)
+    return out
+  }
+  const entity = await source.remember({ kind: 'entity', type: 'person', canonicalName: 'Ann' })
+  const community = await source.remember({ kind: 'community', label: 'v1', memberEntityIDs: [entity] })
+  const created = await fresh()
+  await source.forget(entity)
+  const deletion = await fresh()
+  await source.update(community, { set: { label: 'v2' } })
+  const relabelled = await fresh()
+  // The deletion comes header-only at t0+10 s and its body only later, after the relabelling.
+  const t0 = clock.nowMs()
+  await replica.ingest(created)
+  clock.set(t0 + 10_000)
+  await replica.ingest(headersOnly(deletion))
+  clock.set(t0 + 20_000)
+  await replica.ingest(relabelled)
+  clock.set(t0 + 30_000)
+  await replica.ingest(await source.events())
+  expect(await replica.status(entity)).toBe('deleted')
+  const versions = async (): Promise<unknown[]> => Promise.all([t0, t0 + 10_000, t0 + 20_000, t0 + 30_000].map(async (ms) => {
+    const view = await replica.get(community, { asOf: ms })
+    return view && `${String(view.label)} ${JSON.stringify(view.memberEntityIDs)}`
+  }))
+  const expected = [`v1 ["${entity}"]`, 'v1 []', 'v2 []', 'v2 []']
+  expect(await versions()).toEqual(expected)
+  await replica.rebuild()
+  expect(await versions()).toEqual(expected)
+})
+
+it('an event whose recorded time is before the first run (the clock went back) replays into the run it was applied in', async () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
+  const source = await open()
+  const replica = await Memory.open({ space: source.space, clock })
+  opened.push(replica)
+  const seen = new Set<string>()
+  const fresh = async (): Promise<EventEnvelope[]> => {
+    const out = (await source.events()).filter((envelope) => !seen.has(envelope.id))
+    for (const envelope of out) seen.add(envelope.id)
+    return out
+  }
+  await source.remember({ kind: 'episode', summary: 'first' })
+  const first = await fresh()
+  const id = await source.remember({ kind: 'episode', summary: 'late' })
+  const second = await fresh()
+  await source.remember({ kind: 'episode', summary: 'third' })
+  const third = await fresh()
+  const t0 = clock.nowMs()
+  await replica.ingest(first)
+  clock.set(t0 - 5_000)
+  await replica.ingest(headersOnly(second))
+  clock.set(t0 + 20_000)
+  await replica.ingest(third)
+  await replica.ingest(await source.events())
+  const versions = async (): Promise<unknown[]> => Promise.all([t0 - 5_000, t0, t0 + 20_000].map(async (ms) => (await replica.get(id, { asOf: ms }))?.summary))
+  expect(await versions()).toEqual([undefined, 'late', 'late'])
+  await replica.rebuild()
+  expect(await versions()).toEqual([undefined, 'late', 'late'])
+})
