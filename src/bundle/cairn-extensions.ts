@@ -16,20 +16,23 @@ import { readFieldValue } from '../projection/field-values.js'
 import type { JsonObject, MemProblem } from './mem/index.js'
 import { kindFilePath } from './mem/layout.js'
 import { extensionFieldsOf } from './portable-records.js'
+import { CAIRN_EXTENSIONS_KIND } from '../memory/bulk-writes.js'
 
 /** The vendor kind (file `items/cairnExtensions.jsonl`) that carries the extension fields. */
-export const CAIRN_EXTENSIONS_KIND = 'cairnExtensions'
+export { CAIRN_EXTENSIONS_KIND }
 /** Its bundle-relative path. */
 export const CAIRN_EXTENSIONS_FILE = kindFilePath(CAIRN_EXTENSIONS_KIND)
 
-/** The line of `items/cairnExtensions.jsonl` for a view, or undefined when it has no extension field to carry. */
-export function extensionLine(view: RecordView): string | undefined {
-  const fields = extensionFieldsOf(view.kind)
+/**
+ * The line of `items/cairnExtensions.jsonl` for a record, or undefined when it has no extension
+ * field to carry. @param field reads one top-level field of the record's view
+ */
+export function extensionLine(kind: RecordKind, id: string, field: (name: string) => JsonValue | undefined): string | undefined {
   let line: JsonObject | undefined
-  for (const name of fields) {
-    const value = view[name]
+  for (const name of extensionFieldsOf(kind)) {
+    const value = field(name)
     if (value === undefined || (Array.isArray(value) && value.length === 0)) continue
-    line ??= { id: view.id, kind: view.kind }
+    line ??= { id, kind }
     line[name] = value
   }
   return line === undefined ? undefined : canonicalJson(line)
@@ -76,7 +79,7 @@ export function readExtensionLines(lines: readonly string[]): BundleExtensions {
       try {
         fields[name] = readFieldValue(spec, raw, name)
       } catch (error) {
-        if (error instanceof CairnError) throw relocate(error, { ...where, field: name })
+        if (error instanceof CairnError) throw relocate(error, { ...where, field: error.where.field ?? name })
         throw error
       }
     }

@@ -17,11 +17,13 @@
 import { assertBoolean, assertOptions, assertString } from '../assert.js'
 import { InputError } from '../errors.js'
 import type { Memory } from '../memory/index.js'
+import { compareCodePoints, parseJson, type JsonValue } from '../log/index.js'
 import { formatTimestamp, normalizeTimestamp, type RecordKind, type RecordView } from '../projection/index.js'
 import { auditRows } from './audit-trail.js'
 import { CAIRN_EXTENSIONS_KIND, extensionLine } from './cairn-extensions.js'
 import { MemBundleBuilder, writeBuiltBundle, type ProgressCallback, type WriteResult } from './mem/index.js'
 import { toPortable } from './portable-records.js'
+import { ViewLine } from './view-lines.js'
 
 export interface MemExportOptions {
   /** Only what changed at or after this time (RFC 3339, a Date, or ms since the epoch): an incremental bundle. */
@@ -61,6 +63,56 @@ function isAtOrAfter(value: unknown, sinceMs: number): boolean {
   return typeof value === 'string' && Date.parse(value) >= sinceMs
 }
 
+const decoder = new TextDecoder()
+
+/**
+ * One stored record on its way into the bundle: its line cut from the stored bytes
+ * (view-lines.ts), or, for a view that cannot vouch for its line that way, the parsed view,
+ * which the codec checks and encodes. A class, not closures per record: there is one per record.
+ */
+class ExportRow {
+  readonly kind: RecordKind
+  readonly id: string
+  private readonly cut: ViewLine | undefined
+  private parsed: RecordView | undefined
+
+  constructor(private readonly bytes: Uint8Array) {
+    this.cut = ViewLine.of(bytes)
+    if (this.cut !== undefined) {
+      this.kind = this.cut.kind
+      this.id = this.cut.id
+    } else {
+      const view = this.view()
+      this.kind = view.kind
+      this.id = view.id
+    }
+  }
+
+  /** A top-level field of its view. */
+  value(name: string): JsonValue | undefined {
+    return this.cut !== undefined ? this.cut.value(name) : this.view()[name]
+  }
+
+  view(): RecordView {
+    return (this.parsed ??= parseJson(decoder.decode(this.bytes)) as RecordView)
+  }
+
+  /** Hands its line to the builder. */
+  write(builder: MemBundleBuilder): void {
+    if (this.cut === undefined) {
+      builder.record(this.kind, toPortable(this.view()))
+      return
+    }
+    let facts: { id: string; eventTime?: string; contextID?: string } = { id: this.id }
+    if (this.kind === 'episode') {
+      const eventTime = this.cut.value('eventTime')
+      const contextID = this.cut.value('contextID')
+      facts = { id: this.id, ...(typeof eventTime === 'string' ? { eventTime } : {}), ...(typeof contextID === 'string' ? { contextID } : {}) }
+    }
+    builder.canonicalRecord(this.kind, this.cut.line(), facts)
+  }
+}
+
 /** @throws InputError for bad options or a non-empty target; the codec's errors for records it refuses */
 export async function exportMem(memory: Memory, dir: string, options: MemExportOptions = {}): Promise<MemExportResult> {
   const raw = assertOptions(options, ['since', 'sign', 'audit', 'evidencePack', 'onProgress', 'generator'], 'options')
@@ -88,32 +140,42 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
     ...(raw.onProgress !== undefined ? { onProgress: raw.onProgress as ProgressCallback } : {}),
   }, total)
   // Chunks follow their resource when incremental: decided once every resource has been seen.
-  const chunks: RecordView[] = []
+  const chunks: ExportRow[] = []
   const resources = new Set<string>()
-  const extensions: string[] = []
+  const extensions: { id: string; line: string }[] = []
   let count = 0
-  const add = (view: RecordView): void => {
-    builder.record(view.kind, toPortable(view))
-    const line = extensionLine(view)
-    if (line !== undefined) extensions.push(line)
+  const add = (row: ExportRow): void => {
+    row.write(builder)
+    const line = extensionLine(row.kind, row.id, (name) => row.value(name))
+    if (line !== undefined) extensions.push({ id: row.id, line })
     count++
   }
-  for await (const view of memory.records()) {
-    if (evidencePack && view.kind === 'edge' && Array.isArray(view.evidenceEpisodeIDs) && view.evidenceEpisodeIDs.length > 0) builder.provenanceEdge(toPortable(view))
+  for await (const bytes of memory.encodedRecords()) {
+    const row = new ExportRow(bytes)
+    if (evidencePack && row.kind === 'edge') {
+      const evidence = row.value('evidenceEpisodeIDs')
+      if (Array.isArray(evidence) && evidence.length > 0) builder.provenanceEdge(toPortable(row.view()))
+    }
     if (since) {
-      if (view.kind === 'chunk') {
-        chunks.push(view)
+      if (row.kind === 'chunk') {
+        chunks.push(row)
         continue
       }
-      const field = SINCE_FIELDS[view.kind]
-      if (field !== undefined && !isAtOrAfter(view[field], since.ms)) continue
-      if (view.kind === 'resource') resources.add(view.id)
+      const field = SINCE_FIELDS[row.kind]
+      if (field !== undefined && !isAtOrAfter(row.value(field), since.ms)) continue
+      if (row.kind === 'resource') resources.add(row.id)
     }
-    add(view)
+    add(row)
   }
-  for (const chunk of chunks) if (typeof chunk.resourceID === 'string' && resources.has(chunk.resourceID)) add(chunk)
-  if (extensions.length > 0) builder.passthrough(CAIRN_EXTENSIONS_KIND, extensions)
-  for (const [kind, lines] of Object.entries(await memory.foreignLines())) builder.passthrough(kind, lines)
+  for (const chunk of chunks) {
+    const resource = chunk.value('resourceID')
+    if (typeof resource === 'string' && resources.has(resource)) add(chunk)
+  }
+  // In id order (an incremental export adds its chunks last).
+  if (extensions.length > 0) builder.passthrough(CAIRN_EXTENSIONS_KIND, extensions.sort((a, b) => compareCodePoints(a.id, b.id)).map(({ line }) => line))
+  // Lines of that kind stored as foreign (a replica from before Cairn wrote the file imported
+  // one) are stale copies of what was just written from the records: not exported again.
+  for (const [kind, lines] of Object.entries(await memory.foreignLines())) if (kind !== CAIRN_EXTENSIONS_KIND) builder.passthrough(kind, lines)
   for (const row of await memory.tombstones()) if (!since || isAtOrAfter(row.deletedAt, since.ms)) builder.tombstone(row)
   if (audit) for (const row of await auditRows(memory.log, since?.ms)) builder.auditRow(row)
   const result = await writeBuiltBundle(dir, builder.finish())

@@ -86,9 +86,11 @@ function withExtensions(records: MemBundleContent['records'], byId: BundleExtens
       return { ...record, ...extension.fields }
     })
   }
-  const warnings: MemProblem[] = []
-  for (const [id, { kind, line }] of byId) {
-    if (!used.has(id)) warnings.push({ code: 'EXTENSION_WITHOUT_RECORD', message: `no ${kind} ${id} in the bundle; its line is ignored`, file: CAIRN_EXTENSIONS_FILE, line })
-  }
-  return { records: out, warnings }
+  // One warning however many lines: a bundle can hold many.
+  const unused = [...byId].filter(([id]) => !used.has(id))
+  const first = unused[0]
+  if (first === undefined) return { records: out, warnings: [] }
+  const [id, { kind, line }] = first
+  const others = unused.length > 1 ? ` (and ${unused.length - 1} more lines)` : ''
+  return { records: out, warnings: [{ code: 'EXTENSION_WITHOUT_RECORD', message: `no ${kind} ${id} in the bundle; its line is ignored${others}`, file: CAIRN_EXTENSIONS_FILE, line }] }
 }

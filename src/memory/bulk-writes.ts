@@ -10,6 +10,12 @@ import { isRecordKind, MEMORY_OPS, validatePatch, type PatchInput, type RecordVi
 import { atIndex, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
 import { createEntry, redactionSkeleton } from './record-entries.js'
 
+/**
+ * The vendor kind Cairn's `.mem` export writes from records (`items/cairnExtensions.jsonl`,
+ * src/bundle/cairn-extensions.ts): never kept as lines, which would go stale.
+ */
+export const CAIRN_EXTENSIONS_KIND = 'cairnExtensions'
+
 /** A foreign-lines event stays well under the body limit: several events when the lines are many. */
 const FOREIGN_CHUNK_BYTES = 256 * 1024
 
@@ -47,6 +53,7 @@ export async function updateMany(core: MemoryCore, updates: readonly { readonly 
 export async function rememberForeign(core: MemoryCore, kind: string, lines: readonly string[]): Promise<void> {
   const name = assertNonEmptyString(kind, 'kind')
   if (isRecordKind(name)) throw new InputError('KNOWN_KIND', `${name} is a known kind; use remember`, { field: 'kind' })
+  if (name === CAIRN_EXTENSIONS_KIND) throw new InputError('RESERVED_KIND', `${name} is written by Cairn's export from the records' tags and contextID`, { field: 'kind' })
   const list = assertArray(lines, 'lines').map((line, i) => assertString(line, `lines[${i}]`))
   const entries: Entry[] = []
   let chunk: string[] = []

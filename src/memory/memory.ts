@@ -338,6 +338,15 @@ export class Memory {
     yield* this.core.reader.views()
   }
 
+  /**
+   * What `records()` yields, before parsing: each record as canonical JSON (UTF-8 bytes, keys in
+   * code-point order), in id order. For code that streams records out without needing objects.
+   */
+  async *encodedRecords(): AsyncIterable<Uint8Array> {
+    await this.core.settled()
+    yield* this.core.reader.viewBytes()
+  }
+
   /** A record by id, or as this replica showed it at a recorded time. */
   async get(id: string, options: { asOf?: Date | number | string } = {}): Promise<RecordView | undefined> {
     await this.core.settled()

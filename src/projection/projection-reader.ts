@@ -117,8 +117,13 @@ export class ProjectionReader {
 
   /** Every current view (visible records and redaction skeletons), in id order. */
   async *views(): AsyncIterable<RecordView> {
+    for await (const bytes of this.viewBytes()) yield decodeView(bytes)
+  }
+
+  /** What views() parses: each view as stored, canonical JSON in UTF-8, in id order. */
+  async *viewBytes(): AsyncIterable<Uint8Array> {
     const prefix = this.keys.viewPrefix
-    for await (const [, bytes] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) yield decodeView(bytes)
+    for await (const [, bytes] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) yield bytes
   }
 
   private async viewAt(id: string, position: number): Promise<RecordView | undefined> {

@@ -255,13 +255,42 @@ describe("Cairn's extension fields through .mem (items/cairnExtensions.jsonl)", 
     ])
   })
 
+  it('the file is Cairn\'s to write: rememberForeign refuses its kind, and lines of it stored by an older replica are not exported again', async () => {
+    const memory = await tagged()
+    expect((await rejection(memory.rememberForeign('cairnExtensions', ['{}']))).code).toBe('RESERVED_KIND')
+    // An older replica kept the file of an imported bundle as foreign lines, and they synced here.
+    const stale = '{"id":"ent_ada","kind":"entity","tags":["removed-since"]}'
+    await memory.log.append(memory.identity, { op: 'memory.foreign', data: { kind: 'cairnExtensions', lines: [stale] } })
+    expect((await memory.foreignLines()).cairnExtensions).toEqual([stale])
+    const dir = tempBundlePath()
+    await memory.export(dir)
+    expect(read(dir, EXTENSIONS)).not.toContain('removed-since')
+    const target = await open()
+    await target.import(dir)
+    expect((await target.get('ent_ada'))?.tags).toEqual(['people', 'work'])
+  })
+
+  it('an incremental export lists the lines in id order, chunks (which follow their resource) included', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const memory = await open({ clock })
+    await memory.remember({ kind: 'entity', id: 'ent_old', type: 'person', canonicalName: 'Old', tags: ['a'] })
+    clock.advance(60_000)
+    const since = clock.nowMs()
+    await memory.remember({ kind: 'resource', id: 'res_1', uri: 'file:///a.md', mimeType: 'text/markdown', contentHash: 'sha256:00', title: 'A', tags: ['r'] })
+    await memory.remember({ kind: 'chunk', id: 'chk_1', resourceID: 'res_1', position: 0, text: 'one', tags: ['c'] })
+    await memory.remember({ kind: 'entity', id: 'ent_new', type: 'person', canonicalName: 'New', tags: ['e'] })
+    const dir = tempBundlePath()
+    await memory.export(dir, { since })
+    expect(lines(dir, EXTENSIONS).map((line) => line.id)).toEqual(['chk_1', 'ent_new', 'ent_old', 'res_1'])
+  })
+
   it.each([
     ['a line that is not JSON', '{"id":', 'BAD_JSON', undefined],
     ['a line that is not an object', '["ent_ada"]', 'WRONG_TYPE', undefined],
     ['no id', '{"kind":"entity","tags":["a"]}', 'WRONG_TYPE', 'id'],
     ['a kind with ext', '{"id":"ep_1","kind":"episode","tags":["a"]}', 'UNKNOWN_KIND', 'kind'],
     ['a vendor kind', '{"id":"x_1","kind":"vendorThing","tags":["a"]}', 'UNKNOWN_KIND', 'kind'],
-    ['tags that are not strings', '{"id":"ent_ada","kind":"entity","tags":[1]}', 'WRONG_TYPE', 'tags'],
+    ['tags that are not strings', '{"id":"ent_ada","kind":"entity","tags":["a",1]}', 'WRONG_TYPE', 'tags[1]'],
     ['a contextID that is not a string', '{"contextID":7,"id":"fact_9","kind":"fact"}', 'WRONG_TYPE', 'contextID'],
     ['a second line for one record', '{"id":"fact_1","kind":"fact","tags":["again"]}', 'DUPLICATE_ID', 'id'],
   ])('%s is refused naming the file and line, and nothing is written', async (_name, bad, code, field) => {

@@ -13,6 +13,11 @@ import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
 import { listFiles, tempBundlePath } from '../bundle/helpers/mem-fixtures.js'
 import { MINIMAL_INPUTS, type MinimalKind } from '../helpers/record-inputs.js'
+import { decodeRecord } from '../../src/bundle/mem/record-codec.js'
+import { toPortable } from '../../src/bundle/portable-records.js'
+import { ViewLine } from '../../src/bundle/view-lines.js'
+import { canonicalJson, parseJson } from '../../src/log/index.js'
+import type { RecordView } from '../../src/projection/index.js'
 
 const EPISODES = ['ep_a', 'ep_b', 'ep_c']
 const FACTS = ['fact_a', 'fact_b']
@@ -145,5 +150,27 @@ describe('bundle properties', () => {
         await other.close()
       }
     }), { numRuns: 20 })
+  })
+
+  it('a line cut from a stored view is the line the codec writes for the parsed view, and every view here can be cut', async () => {
+    await fc.assert(fc.asyncProperty(steps, async (history) => {
+      const memory = await randomMemory(history)
+      try {
+        let views = 0
+        for await (const bytes of memory.encodedRecords()) {
+          const view = parseJson(Buffer.from(bytes).toString('utf8')) as RecordView
+          const cut = ViewLine.of(bytes)
+          expect(cut, view.id).toBeDefined()
+          if (cut === undefined) continue
+          expect([cut.kind, cut.id]).toEqual([view.kind, view.id])
+          expect(cut.line().toString('utf8')).toBe(canonicalJson(decodeRecord(view.kind, toPortable(view)).record))
+          for (const key of [...Object.keys(view), 'absent']) expect(cut.value(key), key).toEqual(view[key])
+          views++
+        }
+        expect(views).toBe(await memory.recordCount())
+      } finally {
+        await memory.close()
+      }
+    }), { numRuns: 25 })
   })
 })

@@ -5,7 +5,8 @@
  * Knows nothing of the file system; write-bundle.ts puts the bytes on disk.
  *
  * Invariant: every row is decoded exactly as a reader would decode it before it is written (so
- * a written bundle always reads back), then written as its canonical line. Line order:
+ * a written bundle always reads back), then written as its canonical line. The one exception is
+ * `canonicalRecord`, a line the caller already holds in that form (export, view-lines.ts). Line order:
  * episodes by id, every other kind and the audit files by the whole line in code-point order,
  * vendor lines in their given order. A file exists only when it has lines; `counts` holds only
  * what was written. Nothing is returned unless all of it encoded.
@@ -110,6 +111,19 @@ export class MemBundleBuilder {
   }
 
   /**
+   * A record's line already in the form `record` would write (export cuts it from the stored
+   * view, view-lines.ts, which a property holds equal to `record`'s line): kept as given, only
+   * its size is checked. `facts`: the fields the manifest reads (an episode's eventTime and
+   * contextID, a context's id).
+   * @throws LimitError LINE_TOO_LONG
+   */
+  canonicalRecord(kind: RecordKind, line: Buffer, facts: { readonly id: string; readonly eventTime?: string; readonly contextID?: string }): void {
+    if (kind === 'episode') this.facts.episode(facts as JsonObject)
+    else if (kind === 'context') this.facts.context(facts as JsonObject)
+    this.keep(kindFilePath(kind), kind, line, kind === 'episode' ? facts.id : '')
+  }
+
+  /**
    * Lines of an unknown (vendor) kind, kept byte for byte in the order given (empty ones dropped).
    * @throws InputError BAD_KIND_NAME, WRONG_TYPE, BAD_LINE, BAD_STRING naming the line
    */
@@ -145,12 +159,17 @@ export class MemBundleBuilder {
     const { record, dropped } = decode(value, label)
     if (dropped.length > 0) this.dropped.note(file, dropped)
     observe?.(record)
-    let stream = this.streams.get(file)
-    if (stream === undefined) this.streams.set(file, (stream = { countKey, lines: [] }))
     // Encoded at once: the serializer's string is garbage before the next row; UTF-8 byte order
     // is code-point order (§3), so lines sort as bytes.
-    const bytes = this.checkedLine(Buffer.from(canonicalJson(record), 'utf8'), file, stream.lines.length + 1)
-    stream.lines.push({ bytes, id: countKey === 'episode' ? (record.id as string) : '' })
+    this.keep(file, countKey, Buffer.from(canonicalJson(record), 'utf8'), countKey === 'episode' ? (record.id as string) : '')
+  }
+
+  /** Adds one encoded line to its file (`id`: what episodes are ordered by). */
+  private keep(file: string, countKey: string, line: Buffer, id: string): void {
+    let stream = this.streams.get(file)
+    if (stream === undefined) this.streams.set(file, (stream = { countKey, lines: [] }))
+    const bytes = this.checkedLine(line, file, stream.lines.length + 1)
+    stream.lines.push({ bytes, id })
     this.counters[countKey] = (this.counters[countKey] ?? 0) + 1
     this.step()
   }

@@ -1,0 +1,196 @@
+/**
+ * The `.mem` line of a stored view, cut from the view's own bytes. The projection stores each
+ * view as canonical JSON (UTF-8), and a record's PM line is canonical JSON of the same object
+ * without `kind`, without the internal id of composite-key kinds and without the Cairn extension
+ * fields a kind without `ext` has no place for (toPortable). Removing members from a canonical
+ * object leaves it canonical (keys stay sorted, nothing else moves), so the line is the view's
+ * bytes with those members left out: no parse, no check, no serialization per record, which
+ * was about half of an export's time.
+ *
+ * Invariant: a line cut here equals `canonicalJson(decodeRecord(kind, toPortable(view)).record)`,
+ * what the codec writes for the parsed view (a fast-check property holds the two equal). A view
+ * this cannot vouch for so cheaply — a top-level `null` (the codec drops it), a key its kind
+ * does not have (dropped with a warning), a required field missing (refused) — gets undefined,
+ * and the caller takes the codec's path for it.
+ */
+import { parseJson, type JsonValue } from '../log/index.js'
+import { kindSpec, RECORD_KINDS, isRecordKind, type RecordKind } from '../projection/index.js'
+import { extensionFieldsOf } from './portable-records.js'
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const COLON = 0x3a
+const OPEN_BRACE = 0x7b
+const CLOSE_BRACE = 0x7d
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACKET = 0x5d
+/** `null` starts with n: no other top-level JSON value does. */
+const LETTER_N = 0x6e
+
+/** What a kind's line keeps and needs, worked out once per kind. */
+interface KindLineRules {
+  /** Top-level keys left out of the line. */
+  readonly dropped: ReadonlySet<string>
+  /** Keys the line may hold; undefined when any key may (episodes keep unknown keys as `ext`). */
+  readonly known: ReadonlySet<string> | undefined
+  readonly required: readonly string[]
+}
+
+const RULES = new Map<RecordKind, KindLineRules>(RECORD_KINDS.map((kind) => {
+  const spec = kindSpec(kind)
+  const dropped = new Set(['kind', ...extensionFieldsOf(kind), ...(spec.keyFields !== undefined ? ['id'] : [])])
+  const fields = Object.values(spec.fields).filter((field) => !dropped.has(field.name) && field.extension !== true)
+  return [kind, {
+    dropped,
+    known: spec.hasExt ? undefined : new Set(fields.map((field) => field.name)),
+    required: fields.filter((field) => field.required).map((field) => field.name),
+  }]
+}))
+
+/**
+ * One stored view, its top-level members located: its `.mem` line and the few values an export
+ * reads, without parsing the rest. A class, not closures per view: an export makes one per record.
+ */
+export class ViewLine {
+  private constructor(
+    private readonly bytes: Buffer,
+    private readonly keys: readonly string[],
+    /** Per member: where `"key":value` starts, where its value starts, and where it ends. */
+    private readonly starts: readonly number[],
+    private readonly valueStarts: readonly number[],
+    private readonly ends: readonly number[],
+    readonly kind: RecordKind,
+    /** The record's id (Cairn's; for composite-key kinds the derived one). */
+    readonly id: string,
+  ) {}
+
+  /**
+   * The view stored as `bytes`, or undefined when the codec's path must decide (see the header).
+   * @param bytes canonical JSON of a view, as the projection stores it
+   */
+  static of(stored: Uint8Array): ViewLine | undefined {
+    const bytes = Buffer.isBuffer(stored) ? stored : Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength)
+    const keys: string[] = []
+    const starts: number[] = []
+    const valueStarts: number[] = []
+    const ends: number[] = []
+    if (!locateMembers(bytes, keys, starts, valueStarts, ends)) return undefined
+    const kindAt = keys.indexOf('kind')
+    const idAt = keys.indexOf('id')
+    if (kindAt < 0 || idAt < 0) return undefined
+    const kind = stringAt(bytes, valueStarts[kindAt] as number, ends[kindAt] as number)
+    const id = stringAt(bytes, valueStarts[idAt] as number, ends[idAt] as number)
+    if (!isRecordKind(kind) || typeof id !== 'string') return undefined
+    const rules = RULES.get(kind) as KindLineRules
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string
+      if (rules.dropped.has(key)) continue
+      if (bytes[valueStarts[i] as number] === LETTER_N) return undefined
+      if (rules.known !== undefined && !rules.known.has(key)) return undefined
+    }
+    for (const name of rules.required) if (!keys.includes(name)) return undefined
+    return new ViewLine(bytes, keys, starts, valueStarts, ends, kind, id)
+  }
+
+  /** A top-level value of the view, parsed (undefined when absent). */
+  value(key: string): JsonValue | undefined {
+    const i = this.keys.indexOf(key)
+    return i < 0 ? undefined : stringAt(this.bytes, this.valueStarts[i] as number, this.ends[i] as number)
+  }
+
+  /** The PM line, canonical JSON without the trailing newline. */
+  line(): Buffer {
+    const { dropped } = RULES.get(this.kind) as KindLineRules
+    let size = 1
+    let kept = 0
+    for (let i = 0; i < this.keys.length; i++) {
+      if (dropped.has(this.keys[i] as string)) continue
+      size += (this.ends[i] as number) - (this.starts[i] as number) + 1
+      kept++
+    }
+    const line = Buffer.allocUnsafe(kept === 0 ? 2 : size)
+    let at = 0
+    line[at++] = OPEN_BRACE
+    for (let i = 0; i < this.keys.length; i++) {
+      if (dropped.has(this.keys[i] as string)) continue
+      if (at > 1) line[at++] = COMMA
+      at += this.bytes.copy(line, at, this.starts[i], this.ends[i])
+    }
+    line[at++] = CLOSE_BRACE
+    return line
+  }
+}
+
+/** True when [start, end) holds only ASCII bytes and no backslash. */
+function isPlainAscii(bytes: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i] as number
+    if (byte >= 0x80 || byte === BACKSLASH) return false
+  }
+  return true
+}
+
+/** The JSON value in [start, end): a plain string straight from its bytes, anything else parsed. */
+function stringAt(bytes: Buffer, start: number, end: number): JsonValue {
+  if (bytes[start] === QUOTE && isPlainAscii(bytes, start + 1, end - 1)) return bytes.toString('latin1', start + 1, end - 1)
+  return parseJson(bytes.toString('utf8', start, end))
+}
+
+/** Index just past the string that starts at `at` (a quote). */
+function stringEnd(bytes: Uint8Array, at: number): number {
+  let i = at + 1
+  while (i < bytes.length) {
+    const byte = bytes[i] as number
+    if (byte === BACKSLASH) i += 2
+    else if (byte === QUOTE) return i + 1
+    else i++
+  }
+  return -1
+}
+
+/** Index just past the value that starts at `at`, or -1 when the bytes end first. */
+function valueEnd(bytes: Uint8Array, at: number): number {
+  let depth = 0
+  let i = at
+  while (i < bytes.length) {
+    const byte = bytes[i] as number
+    if (byte === QUOTE) {
+      i = stringEnd(bytes, i)
+      if (i < 0) return -1
+      if (depth === 0) return i
+      continue
+    }
+    if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++
+    else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+      if (depth === 0) return i
+      depth--
+      if (depth === 0) return i + 1
+    } else if (byte === COMMA && depth === 0) return i
+    i++
+  }
+  return -1
+}
+
+/** Fills the member arrays from a canonical JSON object; false when the bytes are not one. */
+function locateMembers(bytes: Buffer, keys: string[], starts: number[], valueStarts: number[], ends: number[]): boolean {
+  if (bytes[0] !== OPEN_BRACE || bytes[bytes.length - 1] !== CLOSE_BRACE) return false
+  let i = 1
+  if (bytes[i] === CLOSE_BRACE) return i === bytes.length - 1
+  for (;;) {
+    if (bytes[i] !== QUOTE) return false
+    const keyEnd = stringEnd(bytes, i)
+    if (keyEnd < 0 || bytes[keyEnd] !== COLON) return false
+    const key = stringAt(bytes, i, keyEnd)
+    if (typeof key !== 'string') return false
+    const end = valueEnd(bytes, keyEnd + 1)
+    if (end < 0) return false
+    keys.push(key)
+    starts.push(i)
+    valueStarts.push(keyEnd + 1)
+    ends.push(end)
+    if (bytes[end] === CLOSE_BRACE) return end === bytes.length - 1
+    if (bytes[end] !== COMMA) return false
+    i = end + 1
+  }
+}

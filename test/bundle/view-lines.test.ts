@@ -1,0 +1,62 @@
+/**
+ * Lines cut from stored views (src/bundle/view-lines.ts): the bytes of canonical JSON with
+ * members left out must be exactly the line the codec writes for the parsed view, whatever the
+ * keys and values hold (escapes, nesting, "kind" inside nested objects, non-ASCII); a view the
+ * cut cannot vouch for (a top-level null, a key its kind lacks, a required field missing,
+ * bytes that are not one canonical object) is left to the codec.
+ */
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { decodeRecord } from '../../src/bundle/mem/record-codec.js'
+import { toPortable } from '../../src/bundle/portable-records.js'
+import { ViewLine } from '../../src/bundle/view-lines.js'
+import { canonicalJson, type JsonValue } from '../../src/log/index.js'
+import { kindSpec, type RecordView } from '../../src/projection/index.js'
+
+const episode = {
+  accessCount: 0, actors: ['user'], categories: [], confidence: 0.7, details: 'Tea at "the lab" \\ café ☕\nnext line', eventTime: '2026-01-01T00:00:00Z',
+  extractionState: 'done', id: 'ep_1', importance: 0.5, ingestionTime: '2026-01-01T00:00:00Z', kind: 'episode', lifecycleState: 'HOT',
+  mentionTime: '2026-01-01T00:00:00Z', metadata: { kind: 'nested "kind"', '': 'empty key' }, pinned: false, sensitivity: 'low', sourceType: 'note',
+  summary: 'Tea', vaultRefs: [],
+}
+const entity = { aliases: [], canonicalName: 'Ada', id: 'ent_ada', kind: 'entity', sensitivity: 'low', summary: '', tags: ['t'], type: 'person', updatedAt: '2026-01-01T00:00:00Z' }
+const factLink = { createdAt: '2026-01-01T00:00:00Z', dstFactID: 'fact_2', id: 'flk_0123456789abcdef', kind: 'factLink', linkType: 'refines', srcFactID: 'fact_1', tags: ['x'] }
+
+const bytesOf = (view: object): Buffer => Buffer.from(canonicalJson(view), 'utf8')
+const codecLine = (view: object): string => canonicalJson(decodeRecord((view as RecordView).kind, toPortable(view as RecordView)).record)
+
+describe('ViewLine', () => {
+  it.each([['an episode', episode], ['an entity (its tags left out)', entity], ['a composite-key kind (its internal id left out)', factLink]])('cuts %s to the codec\'s line', (_name, view) => {
+    const cut = ViewLine.of(bytesOf(view))
+    expect(cut?.line().toString('utf8')).toBe(codecLine(view))
+    expect(cut?.value('metadata')).toEqual((view as Record<string, unknown>).metadata)
+  })
+
+  it('an episode with any unknown keys and values (its ext) cuts to the codec\'s line, and reads every value back', () => {
+    const known = new Set(Object.keys(kindSpec('episode').fields))
+    const key = fc.string({ maxLength: 12 }).filter((name) => !known.has(name) && name !== 'kind' && name !== '__proto__')
+    const value = fc.jsonValue({ maxDepth: 3 }).filter((item) => item !== null)
+    fc.assert(fc.property(fc.dictionary(key, value, { maxKeys: 6 }), (ext) => {
+      const view: Record<string, unknown> = { ...episode }
+      for (const [name, item] of Object.entries(ext)) Object.defineProperty(view, name, { value: item, enumerable: true, writable: true, configurable: true })
+      const cut = ViewLine.of(bytesOf(view))
+      expect(cut).toBeDefined()
+      expect(cut?.line().toString('utf8')).toBe(codecLine(view))
+      for (const name of Object.keys(ext)) expect(cut?.value(name)).toEqual(JSON.parse(canonicalJson(view[name] as JsonValue)))
+    }), { numRuns: 300 })
+  })
+
+  it.each([
+    ['a top-level null', { ...entity, summary: null }],
+    ['a key the kind does not have', { ...entity, vendorScore: 3 }],
+    ['a required field missing', (({ canonicalName: _name, ...rest }) => rest)(entity)],
+    ['an unknown kind', { ...entity, kind: 'vendorThing' }],
+    ['no id', (({ id: _id, ...rest }) => rest)(entity)],
+  ])('leaves a view with %s to the codec', (_name, view) => {
+    expect(ViewLine.of(bytesOf(view))).toBeUndefined()
+  })
+
+  it.each([['nothing', ''], ['an array', '[]'], ['a truncated object', '{"id":"ent_1","kind":"entity"'], ['a string value left open', '{"id":"ent_1,"kind":"entity"}'], ['text after the object', '{"id":"ent_1","kind":"entity"}x']])('refuses %s', (_name, text) => {
+    expect(ViewLine.of(Buffer.from(text, 'utf8'))).toBeUndefined()
+  })
+})
