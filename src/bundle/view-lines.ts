@@ -99,23 +99,34 @@ export class ViewLine {
     return i < 0 ? undefined : stringAt(this.bytes, this.valueStarts[i] as number, this.ends[i] as number)
   }
 
-  /** The PM line, canonical JSON without the trailing newline. */
+  /**
+   * The PM line, canonical JSON without the trailing newline. Kept members are copied a run at a
+   * time (the commas between neighbours come with them): two or three copies per view, not one
+   * per member.
+   */
   line(): Buffer {
     const { dropped } = RULES.get(this.kind) as KindLineRules
+    const spans: number[] = []
     let size = 1
-    let kept = 0
     for (let i = 0; i < this.keys.length; i++) {
       if (dropped.has(this.keys[i] as string)) continue
-      size += (this.ends[i] as number) - (this.starts[i] as number) + 1
-      kept++
+      const start = this.starts[i] as number
+      const end = this.ends[i] as number
+      if (spans.length > 0 && i > 0 && spans[spans.length - 1] === (this.ends[i - 1] as number) && !dropped.has(this.keys[i - 1] as string)) {
+        size += end - (spans[spans.length - 1] as number)
+        spans[spans.length - 1] = end
+      } else {
+        size += end - start + 1
+        spans.push(start, end)
+      }
     }
-    const line = Buffer.allocUnsafe(kept === 0 ? 2 : size)
+    const line = Buffer.allocUnsafe(spans.length === 0 ? 2 : size)
     let at = 0
     line[at++] = OPEN_BRACE
-    for (let i = 0; i < this.keys.length; i++) {
-      if (dropped.has(this.keys[i] as string)) continue
-      if (at > 1) line[at++] = COMMA
-      at += this.bytes.copy(line, at, this.starts[i], this.ends[i])
+    for (let i = 0; i < spans.length; i += 2) {
+      if (i > 0) line[at++] = COMMA
+      line.set(this.bytes.subarray(spans[i], spans[i + 1]), at)
+      at += (spans[i + 1] as number) - (spans[i] as number)
     }
     line[at++] = CLOSE_BRACE
     return line
@@ -131,9 +142,18 @@ function isPlainAscii(bytes: Buffer, start: number, end: number): boolean {
   return true
 }
 
+/**
+ * ASCII bytes as a string. Buffer's own latin1Slice skips toString's encoding dispatch, a tenth of
+ * an export's time when every key of every view goes through it; toString where it is missing.
+ */
+const asciiText: (bytes: Buffer, start: number, end: number) => string =
+  typeof (Buffer.prototype as { latin1Slice?: unknown }).latin1Slice === 'function'
+    ? (bytes, start, end) => (bytes as Buffer & { latin1Slice(start: number, end: number): string }).latin1Slice(start, end)
+    : (bytes, start, end) => bytes.toString('latin1', start, end)
+
 /** The JSON value in [start, end): a plain string straight from its bytes, anything else parsed. */
 function stringAt(bytes: Buffer, start: number, end: number): JsonValue {
-  if (bytes[start] === QUOTE && isPlainAscii(bytes, start + 1, end - 1)) return bytes.toString('latin1', start + 1, end - 1)
+  if (bytes[start] === QUOTE && isPlainAscii(bytes, start + 1, end - 1)) return asciiText(bytes, start + 1, end - 1)
   return parseJson(bytes.toString('utf8', start, end))
 }
 
@@ -172,6 +192,34 @@ function valueEnd(bytes: Uint8Array, at: number): number {
   return -1
 }
 
+/**
+ * The keys seen at each member position of the views read last: views of a kind share their keys,
+ * so a key is mostly the string already held there and no new one is made (an export reads
+ * ~18 keys per view).
+ */
+const recentKeys: string[] = []
+
+/** The key whose quoted bytes are [start, end), member `position` of its object. */
+function keyAt(bytes: Buffer, start: number, end: number, position: number): JsonValue {
+  const recent = recentKeys[position]
+  if (recent !== undefined && recent.length === end - start - 2) {
+    // The same key only if every byte is plain ASCII (no escape, no multi-byte character) and
+    // equals the held key's code unit there.
+    let same = true
+    for (let i = 0; i < recent.length; i++) {
+      const byte = bytes[start + 1 + i] as number
+      if (byte >= 0x80 || byte === BACKSLASH || recent.charCodeAt(i) !== byte) {
+        same = false
+        break
+      }
+    }
+    if (same) return recent
+  }
+  const key = stringAt(bytes, start, end)
+  if (typeof key === 'string' && position < 64) recentKeys[position] = key
+  return key
+}
+
 /** Fills the member arrays from a canonical JSON object; false when the bytes are not one. */
 function locateMembers(bytes: Buffer, keys: string[], starts: number[], valueStarts: number[], ends: number[]): boolean {
   if (bytes[0] !== OPEN_BRACE || bytes[bytes.length - 1] !== CLOSE_BRACE) return false
@@ -181,7 +229,7 @@ function locateMembers(bytes: Buffer, keys: string[], starts: number[], valueSta
     if (bytes[i] !== QUOTE) return false
     const keyEnd = stringEnd(bytes, i)
     if (keyEnd < 0 || bytes[keyEnd] !== COLON) return false
-    const key = stringAt(bytes, i, keyEnd)
+    const key = keyAt(bytes, i, keyEnd, keys.length)
     if (typeof key !== 'string') return false
     const end = valueEnd(bytes, keyEnd + 1)
     if (end < 0) return false

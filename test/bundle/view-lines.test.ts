@@ -46,6 +46,16 @@ describe('ViewLine', () => {
     }), { numRuns: 300 })
   })
 
+  it('a key is never mistaken for the key held from an earlier view at its position', () => {
+    // "Ã©" is two code units whose values equal the two UTF-8 bytes of "é"; "a\\b" has an escape.
+    for (const key of ['Ã©', 'é', 'a\\b', 'a\\c', 'ab', 'Ã©']) {
+      const view = { ...episode, [`zz${key}`]: key }
+      const cut = ViewLine.of(bytesOf(view))
+      expect(cut?.value(`zz${key}`), key).toBe(key)
+      expect(cut?.line().toString('utf8')).toBe(codecLine(view))
+    }
+  })
+
   it.each([
     ['a top-level null', { ...entity, summary: null }],
     ['a key the kind does not have', { ...entity, vendorScore: 3 }],
