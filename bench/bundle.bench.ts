@@ -6,7 +6,8 @@
  *  2. `Memory.import` of that bundle into an empty on-disk replica (every check of §7/§9, then
  *     signed events, the log and the projection), timed per phase;
  *  3. `Memory.export` of the replica to a fresh `.mem` directory, and whether its data files
- *     equal the ones imported byte for byte.
+ *     equal the ones imported byte for byte: once in the process that imported, and once after
+ *     closing and reopening the store, as `cairn export` runs (the target needs both).
  * Writes bench/results/bundle.json. Records per second count bundle records (lines), not events.
  */
 import { createHash } from 'node:crypto'
@@ -112,6 +113,17 @@ export async function run(): Promise<void> {
     const exportBytes = await bytesUnder(exported)
     await memory.close()
 
+    // As `cairn export` runs: a process that opens the store and exports it. The export above
+    // runs in the process that just imported (its heap and LevelDB's unmerged files included).
+    const reopened = await Memory.open({ path: path.join(root, 'replica') })
+    const exportedAgain = path.join(root, 'export-reopened.mem')
+    start = performance.now()
+    const again = await reopened.export(exportedAgain)
+    const reopenedMs = performance.now() - start
+    const reopenedRecords = again.format === 'mem' ? again.records : 0
+    const reopenedIdentical = await sameDataFiles(source, exportedAgain)
+    await reopened.close()
+
     const figures = {
       records: RECORDS, bundleBytes, exportBytes, bytesPerRecord: bundleBytes / RECORDS,
       sha256MBps: bundleBytes / 1e6 / (shaMs / 1000),
@@ -121,17 +133,24 @@ export async function run(): Promise<void> {
         verifyMs, verifyRecordsPerSecond: perSecond(RECORDS, verifyMs), writeMs: importMs - verifyMs, writeRecordsPerSecond: perSecond(imported, importMs - verifyMs),
       },
       export: { recordsPerSecond: perSecond(exportedRecords, exportMs), ms: exportMs, records: exportedRecords, dataFilesIdentical: identical },
+      exportReopened: { recordsPerSecond: perSecond(reopenedRecords, reopenedMs), ms: reopenedMs, records: reopenedRecords, dataFilesIdentical: reopenedIdentical },
     }
     const ratios = {
       importVsCodecRead: figures.import.recordsPerSecond / figures.codec.readRecordsPerSecond,
       exportVsCodecWrite: figures.export.recordsPerSecond / figures.codec.writeRecordsPerSecond,
+      exportReopenedVsCodecWrite: figures.exportReopened.recordsPerSecond / figures.codec.writeRecordsPerSecond,
       codecReadVsSha256: codecReadMs / shaMs,
     }
-    const targets = { import50kPerSecond: figures.import.recordsPerSecond >= 50_000, export50kPerSecond: figures.export.recordsPerSecond >= 50_000 }
+    // Export meets its target only if both runs do.
+    const targets = {
+      import50kPerSecond: figures.import.recordsPerSecond >= 50_000,
+      export50kPerSecond: Math.min(figures.export.recordsPerSecond, figures.exportReopened.recordsPerSecond) >= 50_000,
+    }
     console.log(`${RECORDS} records, ${(bundleBytes / 1e6).toFixed(1)} MB (${figures.bytesPerRecord.toFixed(0)} B/record); sha256 ${figures.sha256MBps.toFixed(0)} MB/s`)
     console.log(`codec alone: write ${Math.round(figures.codec.writeRecordsPerSecond)}/s, read+check ${Math.round(figures.codec.readRecordsPerSecond)}/s (${ratios.codecReadVsSha256.toFixed(1)}x the sha256 time)`)
     console.log(`import: ${Math.round(figures.import.recordsPerSecond)} records/s (${(importMs / 1000).toFixed(1)} s; checks ${(verifyMs / 1000).toFixed(1)} s, writes ${((importMs - verifyMs) / 1000).toFixed(1)} s)`)
     console.log(`export: ${Math.round(figures.export.recordsPerSecond)} records/s (${(exportMs / 1000).toFixed(1)} s), data files identical to the imported ones: ${identical}`)
+    console.log(`export of the reopened store: ${Math.round(figures.exportReopened.recordsPerSecond)} records/s (${(reopenedMs / 1000).toFixed(1)} s), identical: ${reopenedIdentical}`)
     console.log('targets', targets)
     await mkdir(new URL('./results/', import.meta.url), { recursive: true })
     await writeFile(new URL('./results/bundle.json', import.meta.url), `${JSON.stringify({

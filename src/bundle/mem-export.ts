@@ -23,7 +23,7 @@ import { auditRows } from './audit-trail.js'
 import { CAIRN_EXTENSIONS_KIND, extensionLine } from './cairn-extensions.js'
 import { MemBundleBuilder, writeBuiltBundle, type ProgressCallback, type WriteResult } from './mem/index.js'
 import { toPortable } from './portable-records.js'
-import { ViewLine } from './view-lines.js'
+import { LineArena, ViewLine } from './view-lines.js'
 
 export interface MemExportOptions {
   /** Only what changed at or after this time (RFC 3339, a Date, or ms since the epoch): an incremental bundle. */
@@ -98,7 +98,7 @@ class ExportRow {
   }
 
   /** Hands its line to the builder. */
-  write(builder: MemBundleBuilder): void {
+  write(builder: MemBundleBuilder, arena: LineArena): void {
     if (this.cut === undefined) {
       builder.record(this.kind, toPortable(this.view()))
       return
@@ -109,7 +109,7 @@ class ExportRow {
       const contextID = this.cut.value('contextID')
       facts = { id: this.id, ...(typeof eventTime === 'string' ? { eventTime } : {}), ...(typeof contextID === 'string' ? { contextID } : {}) }
     }
-    builder.canonicalRecord(this.kind, this.cut.line(), facts)
+    builder.canonicalRecord(this.kind, this.cut.line(arena), facts)
   }
 }
 
@@ -143,9 +143,10 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
   const chunks: ExportRow[] = []
   const resources = new Set<string>()
   const extensions: { id: string; line: string }[] = []
+  const arena = new LineArena()
   let count = 0
   const add = (row: ExportRow): void => {
-    row.write(builder)
+    row.write(builder, arena)
     const line = extensionLine(row.kind, row.id, (name) => row.value(name))
     if (line !== undefined) extensions.push({ id: row.id, line })
     count++

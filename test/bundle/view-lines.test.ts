@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { decodeRecord } from '../../src/bundle/mem/record-codec.js'
 import { toPortable } from '../../src/bundle/portable-records.js'
 import { ViewLine } from '../../src/bundle/view-lines.js'
-import { canonicalJson, type JsonValue } from '../../src/log/index.js'
+import { canonicalJson, parseJson, type JsonValue } from '../../src/log/index.js'
 import { kindSpec, type RecordView } from '../../src/projection/index.js'
 
 const episode = {
@@ -42,7 +42,7 @@ describe('ViewLine', () => {
       const cut = ViewLine.of(bytesOf(view))
       expect(cut).toBeDefined()
       expect(cut?.line().toString('utf8')).toBe(codecLine(view))
-      for (const name of Object.keys(ext)) expect(cut?.value(name)).toEqual(JSON.parse(canonicalJson(view[name] as JsonValue)))
+      for (const name of Object.keys(ext)) expect(cut?.value(name)).toEqual(parseJson(canonicalJson(view[name] as JsonValue)))
     }), { numRuns: 300 })
   })
 
