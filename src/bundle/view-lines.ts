@@ -183,15 +183,28 @@ function stringAt(bytes: Buffer, start: number, end: number): JsonValue {
 
 /** Index just past the string that starts at `at` (a quote). */
 function stringEnd(bytes: Uint8Array, at: number): number {
+  // Short strings (keys, ids, times) byte by byte; past that, Buffer's native search finds the
+  // next quote, which closes the string unless an odd run of backslashes escapes it.
+  const scanned = Math.min(bytes.length, at + 1 + SHORT_STRING)
   let i = at + 1
-  while (i < bytes.length) {
+  while (i < scanned) {
     const byte = bytes[i] as number
     if (byte === BACKSLASH) i += 2
     else if (byte === QUOTE) return i + 1
     else i++
   }
-  return -1
+  for (;;) {
+    const quote = (bytes as Buffer).indexOf(QUOTE, i)
+    if (quote < 0) return -1
+    let backslashes = 0
+    while (quote - backslashes - 1 > at && bytes[quote - backslashes - 1] === BACKSLASH) backslashes++
+    if (backslashes % 2 === 0) return quote + 1
+    i = quote + 1
+  }
 }
+
+/** Strings up to this many bytes are scanned in JavaScript; longer ones with a native search. */
+const SHORT_STRING = 24
 
 /** Index just past the value that starts at `at`, or -1 when the bytes end first. */
 function valueEnd(bytes: Uint8Array, at: number): number {

@@ -46,6 +46,16 @@ describe('ViewLine', () => {
     }), { numRuns: 300 })
   })
 
+  it('long strings full of quotes, backslashes and line breaks end where they end', () => {
+    const text = fc.string({ minLength: 0, maxLength: 120, size: 'max', unit: fc.constantFrom('a', '"', '\\', 'é', '\n', ' ') })
+    fc.assert(fc.property(text, text, (details, summary) => {
+      const view = { ...episode, details, summary, zzNote: details }
+      const cut = ViewLine.of(bytesOf(view))
+      expect(cut?.line().toString('utf8')).toBe(codecLine(view))
+      expect(cut?.value('zzNote')).toBe(details)
+    }), { numRuns: 300 })
+  })
+
   it('a key is never mistaken for the key held from an earlier view at its position', () => {
     // "Ã©" is two code units whose values equal the two UTF-8 bytes of "é"; "a\\b" has an escape.
     for (const key of ['Ã©', 'é', 'a\\b', 'a\\c', 'ab', 'Ã©']) {
