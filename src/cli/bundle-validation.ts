@@ -4,7 +4,9 @@
  * snapshot through `verifyLogSnapshot` (every id, chain, signature and grant, in a scratch
  * store), a PAM artifact through `decodePam` and `verifyPam` (structure, then hashes, DAG and
  * signature). Each becomes one list of problems naming the file (under the path the user gave),
- * the line when known, the code and the message.
+ * the line when known, the code and the message. A `.mem` bundle's Cairn extensions file
+ * (`items/cairnExtensions.jsonl`), which other readers keep as an unknown kind, is checked as
+ * Cairn's import checks it, so `validate` accepts exactly what `import` would.
  *
  * Invariant: a bad bundle is a value here (`valid: false` with every problem the library
  * reports), never a throw; only a path that cannot be read at all throws.
@@ -15,6 +17,8 @@ import {
   CairnError, decodePam, MAX_PAM_BYTES, PAM_MAGIC, PAM_PHASE_NAMES, readLogSnapshot, shortId, validateMemBundle, verifyLogSnapshot, verifyPam,
   type BundleFormat, type JsonValue, type PamArtifact, type VerifyReport,
 } from '../index.js'
+import { CAIRN_EXTENSIONS_FILE, CAIRN_EXTENSIONS_KIND, readExtensionLines } from '../bundle/cairn-extensions.js'
+import type { MemProblem } from '../bundle/mem/index.js'
 import type { BundlePath } from './bundle-flags.js'
 import { displayFile } from './bundle-errors.js'
 import { fromMemProblem, type BundleProblem } from './bundle-problems.js'
@@ -39,6 +43,7 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
     onProgress: progress.phase({ label: 'checking', unit: 'bytes' }),
   })
   const manifest = report.manifest
+  const extensions = report.valid && (manifest?.counts[CAIRN_EXTENSIONS_KIND] ?? 0) > 0 ? await checkExtensions(bundle) : { problems: [], warnings: [] }
   const records = manifest === undefined ? 0 : Object.values(manifest.counts).reduce((sum, count) => sum + count, 0)
   const isSigned = manifest?.capabilities.includes('signed') === true
   const signature = trustedKeys.length === 0
@@ -46,14 +51,31 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
     : report.valid ? 'signed by a trusted key' : isSigned ? 'signed' : 'unsigned'
   return {
     format: 'mem',
-    valid: report.valid,
-    problems: report.problems.map((problem) => fromMemProblem(problem, bundle)),
-    warnings: report.warnings.map((problem) => fromMemProblem(problem, bundle)),
+    valid: report.valid && extensions.problems.length === 0,
+    problems: [...report.problems.map((problem) => fromMemProblem(problem, bundle)), ...extensions.problems],
+    warnings: [...report.warnings, ...extensions.warnings].map((problem) => fromMemProblem(problem, bundle)),
     summary: manifest === undefined ? '.mem bundle' : `.mem bundle ${manifest.format}, ${plural(records, 'record')}, ${manifest.exportMode} export, ${manifest.conformanceLevel}, ${signature}`,
     details: manifest === undefined ? {} : {
       version: manifest.format, records, counts: { ...manifest.counts }, exportMode: manifest.exportMode,
       conformanceLevel: manifest.conformanceLevel, signed: isSigned, signatureChecked: trustedKeys.length > 0,
     },
+  }
+}
+
+/** Cairn's extensions file of a `.mem` bundle whose bytes already checked out, as import reads it. */
+async function checkExtensions(bundle: BundlePath): Promise<{ problems: BundleProblem[]; warnings: MemProblem[] }> {
+  const text = await fs.readFile(path.join(bundle.resolved, ...CAIRN_EXTENSIONS_FILE.split('/')), 'utf8')
+  // Lines as the codec hands an unknown kind's lines over: empty ones dropped.
+  const lines = text.split('\n').filter((line) => line !== '')
+  try {
+    return { problems: [], warnings: [...readExtensionLines(lines).warnings] }
+  } catch (error) {
+    if (!(error instanceof CairnError)) throw error
+    const { file, line, field } = error.where
+    return {
+      problems: [{ code: error.code, message: error.reason, ...(file !== undefined ? { file: displayFile(file, bundle) } : {}), ...(line !== undefined ? { line } : {}), ...(field !== undefined ? { path: `$.${field}` } : {}) }],
+      warnings: [],
+    }
   }
 }
 

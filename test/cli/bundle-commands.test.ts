@@ -18,6 +18,7 @@ import { tempDir } from '../helpers/cli-home.js'
 import { repoRoot, runCli as runProcess, type ProcessResult } from '../helpers/run-cli.js'
 import { expectOneLineError } from '../helpers/cli-expect.js'
 import { zipArchive } from '../helpers/zip-writer.js'
+import { editFile } from '../bundle/helpers/mem-fixtures.js'
 
 type Json = Record<string, unknown>
 interface HomeInfo { dir: string; space: string; author: string }
@@ -214,6 +215,25 @@ describe('cairn export, validate and import: a round trip through each format', 
     expect(expectOneLineError(await run(['export', f.pam, '--dir', f.home.dir]), 1, 'TARGET_EXISTS')).toContain('all.pam')
     expect(await readFile(f.pam)).toEqual(before)
     expect(expectOneLineError(await run(['export', f.mem, '--dir', f.home.dir]), 1, 'TARGET_NOT_EMPTY')).toContain('all.mem')
+  })
+})
+
+describe("validate checks Cairn's extensions file as import reads it", () => {
+  it('a bad line there is invalid, naming file, line and field; as exported, the bundle is valid', async () => {
+    const memory = await Memory.open({})
+    const episode = await memory.remember({ kind: 'episode', summary: 'Tea with Ada' })
+    await memory.remember({ kind: 'fact', episodeID: episode, subject: 'Ada', predicate: 'likes', object: 'tea', tags: ['drinks'] })
+    const dir = path.join(await tempDir(), 'tagged.mem')
+    await memory.export(dir)
+    await memory.close()
+    expect(ok(await run(['validate', dir])).stdout).toMatch(/^valid: /m)
+
+    editFile(dir, 'items/cairnExtensions.jsonl', (text) => text.replace('["drinks"]', '[7]'))
+    const validated = await run(['validate', dir])
+    expect(validated.code).toBe(1)
+    expect(validated.stdout).toMatch(/tagged\.mem\/items\/cairnExtensions\.jsonl:1: WRONG_TYPE: .*\(at \$\.tags\[0\]\)/)
+    const home = await newHome()
+    expect(expectOneLineError(await run(['import', dir, '--dir', home.dir]), 1, 'WRONG_TYPE')).toContain('items/cairnExtensions.jsonl:1')
   })
 })
 
