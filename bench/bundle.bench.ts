@@ -62,6 +62,15 @@ async function bytesUnder(dir: string): Promise<number> {
   return total
 }
 
+/** Exports `memory` to `target`, timed; whether its data files equal those of `source`. */
+async function timedExport(memory: Memory, source: string, target: string): Promise<{ recordsPerSecond: number; ms: number; records: number; dataFilesIdentical: boolean }> {
+  const start = performance.now()
+  const result = await memory.export(target)
+  const ms = performance.now() - start
+  const records = result.format === 'mem' ? result.records : 0
+  return { recordsPerSecond: perSecond(records, ms), ms, records, dataFilesIdentical: await sameDataFiles(source, target) }
+}
+
 /** SHA-256 over every file of the bundle, read from disk: the floor for anything that checks a bundle. */
 async function sha256Floor(dir: string): Promise<number> {
   const start = performance.now()
@@ -104,24 +113,13 @@ export async function run(): Promise<void> {
     const verifyMs = verifiedAt - start
     const imported = report.format === 'mem' ? Object.values(report.imported).reduce((sum, n) => sum + (n ?? 0), 0) : 0
 
-    const exported = path.join(root, 'export.mem')
-    start = performance.now()
-    const result = await memory.export(exported)
-    const exportMs = performance.now() - start
-    const exportedRecords = result.format === 'mem' ? result.records : 0
-    const identical = await sameDataFiles(source, exported)
-    const exportBytes = await bytesUnder(exported)
+    const first = await timedExport(memory, source, path.join(root, 'export.mem'))
+    const exportBytes = await bytesUnder(path.join(root, 'export.mem'))
     await memory.close()
-
     // As `cairn export` runs: a process that opens the store and exports it. The export above
     // runs in the process that just imported (its heap and LevelDB's unmerged files included).
     const reopened = await Memory.open({ path: path.join(root, 'replica') })
-    const exportedAgain = path.join(root, 'export-reopened.mem')
-    start = performance.now()
-    const again = await reopened.export(exportedAgain)
-    const reopenedMs = performance.now() - start
-    const reopenedRecords = again.format === 'mem' ? again.records : 0
-    const reopenedIdentical = await sameDataFiles(source, exportedAgain)
+    const again = await timedExport(reopened, source, path.join(root, 'export-reopened.mem'))
     await reopened.close()
 
     const figures = {
@@ -132,8 +130,8 @@ export async function run(): Promise<void> {
         recordsPerSecond: perSecond(imported, importMs), ms: importMs, imported,
         verifyMs, verifyRecordsPerSecond: perSecond(RECORDS, verifyMs), writeMs: importMs - verifyMs, writeRecordsPerSecond: perSecond(imported, importMs - verifyMs),
       },
-      export: { recordsPerSecond: perSecond(exportedRecords, exportMs), ms: exportMs, records: exportedRecords, dataFilesIdentical: identical },
-      exportReopened: { recordsPerSecond: perSecond(reopenedRecords, reopenedMs), ms: reopenedMs, records: reopenedRecords, dataFilesIdentical: reopenedIdentical },
+      export: first,
+      exportReopened: again,
     }
     const ratios = {
       importVsCodecRead: figures.import.recordsPerSecond / figures.codec.readRecordsPerSecond,
@@ -149,8 +147,8 @@ export async function run(): Promise<void> {
     console.log(`${RECORDS} records, ${(bundleBytes / 1e6).toFixed(1)} MB (${figures.bytesPerRecord.toFixed(0)} B/record); sha256 ${figures.sha256MBps.toFixed(0)} MB/s`)
     console.log(`codec alone: write ${Math.round(figures.codec.writeRecordsPerSecond)}/s, read+check ${Math.round(figures.codec.readRecordsPerSecond)}/s (${ratios.codecReadVsSha256.toFixed(1)}x the sha256 time)`)
     console.log(`import: ${Math.round(figures.import.recordsPerSecond)} records/s (${(importMs / 1000).toFixed(1)} s; checks ${(verifyMs / 1000).toFixed(1)} s, writes ${((importMs - verifyMs) / 1000).toFixed(1)} s)`)
-    console.log(`export: ${Math.round(figures.export.recordsPerSecond)} records/s (${(exportMs / 1000).toFixed(1)} s), data files identical to the imported ones: ${identical}`)
-    console.log(`export of the reopened store: ${Math.round(figures.exportReopened.recordsPerSecond)} records/s (${(reopenedMs / 1000).toFixed(1)} s), identical: ${reopenedIdentical}`)
+    console.log(`export: ${Math.round(first.recordsPerSecond)} records/s (${(first.ms / 1000).toFixed(1)} s), data files identical to the imported ones: ${first.dataFilesIdentical}`)
+    console.log(`export of the reopened store: ${Math.round(again.recordsPerSecond)} records/s (${(again.ms / 1000).toFixed(1)} s), identical: ${again.dataFilesIdentical}`)
     console.log('targets', targets)
     await mkdir(new URL('./results/', import.meta.url), { recursive: true })
     await writeFile(new URL('./results/bundle.json', import.meta.url), `${JSON.stringify({

@@ -14,17 +14,10 @@
  * and the caller takes the codec's path for it.
  */
 import { parseJson, type JsonValue } from '../log/index.js'
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from '../log/json-codes.js'
 import { kindSpec, RECORD_KINDS, isRecordKind, type RecordKind } from '../projection/index.js'
 import { extensionFieldsOf } from './portable-records.js'
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const COMMA = 0x2c
-const COLON = 0x3a
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
-const OPEN_BRACKET = 0x5b
-const CLOSE_BRACKET = 0x5d
 /** `null` starts with n: no other top-level JSON value does. */
 const LETTER_N = 0x6e
 

@@ -14,14 +14,11 @@
  * (a property test holds the two side by side).
  */
 import { canonicalNumber, compareCodePoints } from './canonical-json.js'
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-codes.js'
 
 /** Deeper nesting is left to the full check (which enforces MAX_JSON_DEPTH). */
 export const SCAN_MAX_DEPTH = 64
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const COMMA = 0x2c
-const COLON = 0x3a
 const MINUS = 0x2d
 const DOT = 0x2e
 const ZERO = 0x30
@@ -125,10 +122,10 @@ export function scanCanonicalValue(text: string, start: number, depth = 0): numb
   switch (code) {
     case QUOTE:
       return scanCanonicalString(text, start)
-    case 0x7b: { // {
+    case OPEN_BRACE: {
       if (depth >= SCAN_MAX_DEPTH) return -1
       let i = start + 1
-      if (text.charCodeAt(i) === 0x7d) return i + 1
+      if (text.charCodeAt(i) === CLOSE_BRACE) return i + 1
       let previousStart = -1
       let previousEnd = -1
       for (;;) {
@@ -145,20 +142,20 @@ export function scanCanonicalValue(text: string, start: number, depth = 0): numb
         i = scanCanonicalValue(text, keyEnd + 1, depth + 1)
         if (i < 0) return -1
         const next = text.charCodeAt(i)
-        if (next === 0x7d) return i + 1
+        if (next === CLOSE_BRACE) return i + 1
         if (next !== COMMA) return -1
         i++
       }
     }
-    case 0x5b: { // [
+    case OPEN_BRACKET: {
       if (depth >= SCAN_MAX_DEPTH) return -1
       let i = start + 1
-      if (text.charCodeAt(i) === 0x5d) return i + 1
+      if (text.charCodeAt(i) === CLOSE_BRACKET) return i + 1
       for (;;) {
         i = scanCanonicalValue(text, i, depth + 1)
         if (i < 0) return -1
         const next = text.charCodeAt(i)
-        if (next === 0x5d) return i + 1
+        if (next === CLOSE_BRACKET) return i + 1
         if (next !== COMMA) return -1
         i++
       }

@@ -27,6 +27,24 @@ function headersOnly(envelopes: readonly EventEnvelope[]): EventEnvelope[] {
   return envelopes.map((envelope) => (text(envelope).includes('"op":"space.') || text(envelope).includes('"op":"access.') ? envelope : (({ body: _body, ...header }) => header)(envelope)))
 }
 
+/**
+ * A source and a replica of its space on a clock the test moves (the replica's recorded times),
+ * and `fresh()`: the source's events not handed out before.
+ */
+async function timedReplica(): Promise<{ clock: ManualClock; source: Memory; replica: Memory; fresh: () => Promise<EventEnvelope[]> }> {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
+  const source = await open()
+  const replica = await Memory.open({ space: source.space, clock })
+  opened.push(replica)
+  const seen = new Set<string>()
+  const fresh = async (): Promise<EventEnvelope[]> => {
+    const out = (await source.events()).filter((envelope) => !seen.has(envelope.id))
+    for (const envelope of out) seen.add(envelope.id)
+    return out
+  }
+  return { clock, source, replica, fresh }
+}
+
 it('a stale peer re-sending the body of a deleted record does not bring the content back', async () => {
   const source = await open()
   const stale = await open({ space: source.space })
@@ -60,16 +78,7 @@ it('a body that arrives after its header shows the record, as on the replica tha
 })
 
 it('a record whose bodies come late keeps the as-of versions it had when they came in time, even across a clock that stepped back', async () => {
-  const clock = new ManualClock(Date.UTC(2026, 0, 1))
-  const source = await open()
-  const replica = await Memory.open({ space: source.space, clock })
-  opened.push(replica)
-  const seen: EventEnvelope[] = []
-  const fresh = async (): Promise<EventEnvelope[]> => {
-    const out = (await source.events()).filter((envelope) => !seen.some((old) => old.id === envelope.id))
-    seen.push(...out)
-    return out
-  }
+  const { clock, source, replica, fresh } = await timedReplica()
   const id = await source.remember({ kind: 'episode', summary: 'first plan' })
   const first = await fresh()
   await source.remember({ kind: 'episode', summary: 'another record' })
@@ -96,16 +105,7 @@ it('a record whose bodies come late keeps the as-of versions it had when they ca
 })
 
 it('a late deletion shows in the as-of versions of the records that reference it from the run it fell in, as in a rebuild', async () => {
-  const clock = new ManualClock(Date.UTC(2026, 0, 1))
-  const source = await open()
-  const replica = await Memory.open({ space: source.space, clock })
-  opened.push(replica)
-  const seen = new Set<string>()
-  const fresh = async (): Promise<EventEnvelope[]> => {
-    const out = (await source.events()).filter((envelope) => !seen.has(envelope.id))
-    for (const envelope of out) seen.add(envelope.id)
-    return out
-  }
+  const { clock, source, replica, fresh } = await timedReplica()
   const entity = await source.remember({ kind: 'entity', type: 'person', canonicalName: 'Ann' })
   const community = await source.remember({ kind: 'community', label: 'v1', memberEntityIDs: [entity] })
   const created = await fresh()
@@ -134,16 +134,7 @@ it('a late deletion shows in the as-of versions of the records that reference it
 })
 
 it('an event whose recorded time is before the first run (the clock went back) replays into the run it was applied in', async () => {
-  const clock = new ManualClock(Date.UTC(2026, 0, 1))
-  const source = await open()
-  const replica = await Memory.open({ space: source.space, clock })
-  opened.push(replica)
-  const seen = new Set<string>()
-  const fresh = async (): Promise<EventEnvelope[]> => {
-    const out = (await source.events()).filter((envelope) => !seen.has(envelope.id))
-    for (const envelope of out) seen.add(envelope.id)
-    return out
-  }
+  const { clock, source, replica, fresh } = await timedReplica()
   await source.remember({ kind: 'episode', summary: 'first' })
   const first = await fresh()
   const id = await source.remember({ kind: 'episode', summary: 'late' })
