@@ -1,6 +1,7 @@
 /**
  * ChatGPT adapter (spec §10 "OpenAI"): the data export's `conversations.json` (a list, one
- * conversation, or `{conversations}`) → chat episodes, one per visible user or assistant turn of
+ * conversation, or `{conversations}`; newer exports split it into `conversations-000.json`,
+ * `conversations-001.json`, …, read in that order) → chat episodes, one per visible user or assistant turn of
  * the conversation's current branch; a list of saved memories (strings or objects) → notes.
  *
  * Mapping (the PM reference's): text = the string parts joined by "\n", trimmed; turns sorted by

@@ -45,7 +45,8 @@ export interface ReadSourceOptions {
 const DIRECTORY_FILES: Readonly<Record<SourceName, (path: string) => boolean>> = {
   mem0: (path) => path.endsWith('.json'),
   openmemory: (path) => /(^|\/)memories\.json$/.test(path),
-  chatgpt: (path) => /(^|\/)conversations\.json$/.test(path),
+  // Newer exports split the conversations into conversations-000.json, conversations-001.json, …
+  chatgpt: (path) => /(^|\/)conversations(-\d+)?\.json$/.test(path),
   'claude-export': (path) => /(^|\/)(conversations|memories|projects)\.json$/.test(path),
   'claude-memory': (path) => path.endsWith('.md'),
   transfer: (path) => path.endsWith('.txt'),
@@ -100,7 +101,7 @@ interface FileTree {
 
 async function detectTree(tree: FileTree): Promise<SourceName | undefined> {
   const peek = async (path: string): Promise<SourceName | undefined> => detectSource(path, textStart(await tree.peek(path, DETECT_BYTES)))
-  for (const marker of ['conversations.json', 'memories.json', 'projects.json', 'memory.jsonl', 'memory.json']) {
+  for (const marker of ['conversations.json', 'conversations-000.json', 'memories.json', 'projects.json', 'memory.jsonl', 'memory.json']) {
     const path = tree.paths.find((candidate) => baseName(candidate) === marker)
     const found = path === undefined ? undefined : await peek(path)
     if (found !== undefined) return found

@@ -35,7 +35,7 @@ export const ADAPTERS: Readonly<Record<SourceName, Adapter>> = {
   },
   chatgpt: {
     name: 'chatgpt',
-    description: "ChatGPT data export conversations.json (the current branch of each conversation), or saved memories",
+    description: "ChatGPT data export conversations.json, or its parts conversations-000.json… (the current branch of each conversation), or saved memories",
     detect: (_path, text) => isJsonText(text) && has(text, key('mapping')) && has(text, key('current_node'), key('author')),
     parse: parseChatGpt,
   },

@@ -135,6 +135,20 @@ describe('zip archives (exports as downloaded)', () => {
     expect(zipped.warnings.filter((warning) => warning.code === 'FILE_NOT_READ').map((warning) => warning.where.file)).toEqual(['file-abc.png', 'user.json'])
   })
 
+  it('imports a newer ChatGPT export whose conversations come in parts (conversations-000.json, …) as the whole file', async () => {
+    const [first, ...rest] = JSON.parse(conversations()) as unknown[]
+    const parts = [
+      { name: 'conversations-000.json', data: JSON.stringify([first]), deflate: true },
+      { name: 'conversations-001.json', data: JSON.stringify(rest), deflate: true },
+      { name: 'export_manifest.json', data: '{"files":[]}' },
+    ]
+    const split = await importSource(archive('chatgpt-parts.zip', parts), fixedOptions())
+    const whole = await importSource(folder('chatgpt-whole', { 'conversations.json': conversations() }), fixedOptions())
+    expect(split.source).toBe('chatgpt')
+    expect(split.records).toEqual(whole.records)
+    expect(split.warnings.filter((warning) => warning.code === 'FILE_NOT_READ').map((warning) => warning.where.file)).toEqual(['export_manifest.json'])
+  })
+
   it('reads an export nested in a folder inside the archive, with --from', async () => {
     const read = await readSource(archive('nested.zip', [{ name: 'export/conversations.json', data: conversations() }]), { from: 'chatgpt' })
     expect(read.files.map((file) => file.path)).toEqual(['export/conversations.json'])
