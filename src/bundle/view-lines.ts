@@ -8,25 +8,30 @@
  * was about half of an export's time.
  *
  * Invariant: a line cut here equals `canonicalJson(decodeRecord(kind, toPortable(view)).record)`,
- * what the codec writes for the parsed view (a fast-check property holds the two equal). A view
- * this cannot vouch for so cheaply — a top-level `null` (the codec drops it), a key its kind
- * does not have (dropped with a warning), a required field missing (refused) — gets undefined,
- * and the caller takes the codec's path for it.
+ * what the codec writes for the parsed view (a fast-check property holds the two equal), so a
+ * bundle written this way reads back. Each kept value is checked against its field's type as
+ * cheaply as the bytes allow (a string starts with a quote, a timestamp is in the form the codec
+ * keeps, an integer is exact and above its minimum, lists and maps hold strings; an episode's
+ * unknown key holds one JSON value). A view that fails any of it — a `null` (the codec drops
+ * it), a wrong type (a raw event from a peer can carry one), a key its kind does not have, a
+ * required field missing — gets undefined, and the caller takes the codec's path, which writes
+ * or refuses it as it always did.
  */
 import { parseJson, type JsonValue } from '../log/index.js'
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from '../log/json-codes.js'
-import { kindSpec, RECORD_KINDS, isRecordKind, type RecordKind } from '../projection/index.js'
+import { kindSpec, RECORD_KINDS, isRecordKind, type FieldSpec, type RecordKind } from '../projection/index.js'
+import { isCanonicalTimestamp } from './mem/timestamp-check.js'
 import { extensionFieldsOf } from './portable-records.js'
 
-/** `null` starts with n: no other top-level JSON value does. */
-const LETTER_N = 0x6e
 
 /** What a kind's line keeps and needs, worked out once per kind. */
 interface KindLineRules {
   /** Top-level keys left out of the line. */
   readonly dropped: ReadonlySet<string>
-  /** Keys the line may hold; undefined when any key may (episodes keep unknown keys as `ext`). */
-  readonly known: ReadonlySet<string> | undefined
+  /** The fields the line may hold, by name. */
+  readonly fields: ReadonlyMap<string, FieldSpec>
+  /** Whether other keys may be there too (episodes keep unknown keys as `ext`). */
+  readonly keepsUnknown: boolean
   readonly required: readonly string[]
 }
 
@@ -36,7 +41,8 @@ const RULES = new Map<RecordKind, KindLineRules>(RECORD_KINDS.map((kind) => {
   const fields = Object.values(spec.fields).filter((field) => !dropped.has(field.name) && field.extension !== true)
   return [kind, {
     dropped,
-    known: spec.hasExt ? undefined : new Set(fields.map((field) => field.name)),
+    fields: new Map(fields.map((field) => [field.name, field])),
+    keepsUnknown: spec.hasExt,
     required: fields.filter((field) => field.required).map((field) => field.name),
   }]
 }))
@@ -79,8 +85,8 @@ export class ViewLine {
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i] as string
       if (rules.dropped.has(key)) continue
-      if (bytes[valueStarts[i] as number] === LETTER_N) return undefined
-      if (rules.known !== undefined && !rules.known.has(key)) return undefined
+      const field = rules.fields.get(key)
+      if (field === undefined ? !rules.keepsUnknown || !isJsonValue(bytes, valueStarts[i] as number, ends[i] as number) : !holdsType(bytes, valueStarts[i] as number, ends[i] as number, field)) return undefined
     }
     for (const name of rules.required) if (!keys.includes(name)) return undefined
     return new ViewLine(bytes, keys, starts, valueStarts, ends, kind, id)
@@ -147,6 +153,75 @@ export class LineArena {
     const room = this.slab.subarray(this.used, this.used + length)
     this.used += length
     return room
+  }
+}
+
+/** A JSON number as canonical JSON writes one. */
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:e[+-]?\d+)?$/
+/** An integer the codec takes as it is: no fraction or exponent, exact as a double. */
+const INTEGER = /^(?:0|-?[1-9]\d{0,14})$/
+
+/** Whether [start, end) parses as one JSON value (an episode's unknown key, which the codec keeps as it is). */
+function isJsonValue(bytes: Buffer, start: number, end: number): boolean {
+  if (end <= start) return false
+  try {
+    parseJson(bytes.toString('utf8', start, end))
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether the value in [start, end) is one the codec takes for `field` as it is, so the cut line
+ * is the codec's: the right JSON type, a timestamp in the form the codec keeps without parsing, an
+ * integer exact and above its minimum, lists and maps of strings. Anything else (including a
+ * `null`, which the codec drops) is left to the codec, which writes or refuses it itself.
+ */
+function holdsType(bytes: Buffer, start: number, end: number, field: FieldSpec): boolean {
+  if (end <= start) return false
+  const first = bytes[start] as number
+  switch (field.type) {
+    case 'string':
+      return first === QUOTE && end - start >= 2
+    case 'timestamp': {
+      if (first !== QUOTE) return false
+      const text = stringAt(bytes, start, end)
+      return typeof text === 'string' && isCanonicalTimestamp(text)
+    }
+    case 'number': {
+      // Zero only as "0": the codec writes a negative zero so.
+      const text = asciiText(bytes, start, end)
+      return NUMBER.test(text) && (text === '0' || Number(text) !== 0)
+    }
+    case 'integer': {
+      const text = asciiText(bytes, start, end)
+      return INTEGER.test(text) && (field.minimum === undefined || Number(text) >= field.minimum)
+    }
+    case 'boolean': {
+      const text = asciiText(bytes, start, end)
+      return text === 'true' || text === 'false'
+    }
+    case 'string[]': {
+      if (first !== OPEN_BRACKET) return false
+      if (end - start === 2) return bytes[start + 1] === CLOSE_BRACKET
+      const value = parseOrUndefined(bytes, start, end)
+      return Array.isArray(value) && value.every((item) => typeof item === 'string')
+    }
+    case 'string-map': {
+      if (first !== OPEN_BRACE) return false
+      if (end - start === 2) return bytes[start + 1] === CLOSE_BRACE
+      const value = parseOrUndefined(bytes, start, end)
+      return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((item) => typeof item === 'string')
+    }
+  }
+}
+
+function parseOrUndefined(bytes: Buffer, start: number, end: number): JsonValue | undefined {
+  try {
+    return parseJson(bytes.toString('utf8', start, end))
+  } catch {
+    return undefined
   }
 }
 

@@ -255,6 +255,16 @@ describe("Cairn's extension fields through .mem (items/cairnExtensions.jsonl)", 
     ])
   })
 
+  it('a stored record of the wrong shape (a raw event from a peer) makes export refuse it, naming the field, as the codec always did', async () => {
+    const memory = await open()
+    await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'entity', id: 'ent_bad', fields: {
+      id: 'ent_bad', type: 'person', canonicalName: 42, aliases: [], sensitivity: 'low', summary: '', updatedAt: '2026-01-01T00:00:00Z',
+    } } })
+    const error = await rejection(memory.export(tempBundlePath()))
+    expect(error.code).toBe('WRONG_TYPE')
+    expect(error.message).toContain('canonicalName')
+  })
+
   it('the file is Cairn\'s to write: rememberForeign refuses its kind, and lines of it stored by an older replica are not exported again', async () => {
     const memory = await tagged()
     expect((await rejection(memory.rememberForeign('cairnExtensions', ['{}']))).code).toBe('RESERVED_KIND')

@@ -72,8 +72,28 @@ describe('ViewLine', () => {
     ['a required field missing', (({ canonicalName: _name, ...rest }) => rest)(entity)],
     ['an unknown kind', { ...entity, kind: 'vendorThing' }],
     ['no id', (({ id: _id, ...rest }) => rest)(entity)],
+    // Values of the wrong type (a peer's raw event can carry them): the codec refuses or converts them.
+    ['a number for a string', { ...entity, canonicalName: 42 }],
+    ['a timestamp the codec would have to parse', { ...entity, updatedAt: 'yesterday' }],
+    ['a timestamp with an offset', { ...entity, updatedAt: '2026-01-01T01:00:00+01:00' }],
+    ['a list that holds a number', { ...entity, aliases: ['Ada', 1] }],
+    ['a string for a list', { ...entity, aliases: 'Ada' }],
+    ['a string for a number', { ...episode, importance: 'high' }],
+    ['an integer below its minimum', { ...episode, accessCount: -1 }],
+    ['a fraction for an integer', { ...episode, accessCount: 1.5 }],
+    ['a string for a boolean', { ...episode, pinned: 'yes' }],
+    ['a map that holds a number', { ...episode, metadata: { a: 1 } }],
   ])('leaves a view with %s to the codec', (_name, view) => {
     expect(ViewLine.of(bytesOf(view))).toBeUndefined()
+  })
+
+  it.each([
+    ['a member without a value', '{"aliases":[],"canonicalName":,"id":"ent_1","kind":"entity","sensitivity":"low","summary":"","type":"person","updatedAt":"2026-01-01T00:00:00Z"}'],
+    ['a list closed by a brace', '{"aliases":["a"},"canonicalName":"A","id":"ent_1","kind":"entity","sensitivity":"low","summary":"","type":"person","updatedAt":"2026-01-01T00:00:00Z"}'],
+    ['an unknown key of an episode without a value', canonicalJson(episode).replace('"vaultRefs":[]', '"vaultRefs":[],"zz":')],
+    ['a negative zero', canonicalJson(episode).replace('"importance":0.5', '"importance":-0')],
+  ])('leaves bytes with %s to the codec', (_name, text) => {
+    expect(ViewLine.of(Buffer.from(text, 'utf8'))).toBeUndefined()
   })
 
   it.each([['nothing', ''], ['an array', '[]'], ['a truncated object', '{"id":"ent_1","kind":"entity"'], ['a string value left open', '{"id":"ent_1,"kind":"entity"}'], ['text after the object', '{"id":"ent_1","kind":"entity"}x']])('refuses %s', (_name, text) => {
