@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isCanonicalTimestamp } from '../../src/bundle/mem/timestamp-check.js'
+import { canonicalTimestampMs, isCanonicalTimestamp } from '../../src/bundle/mem/timestamp-check.js'
 import { parseTimestamp } from '../../src/projection/kinds.js'
 
 function parses(text: string): boolean {
@@ -24,6 +24,10 @@ describe('canonical timestamp fast path', () => {
       fc.property(fc.integer({ min: 0, max: 9999 }), two(13), two(32), two(25), two(61), two(61), (year, month, day, hour, minute, second) => {
         const text = `${String(year).padStart(4, '0')}-${month}-${day}T${hour}:${minute}:${second}Z`
         expect(isCanonicalTimestamp(text), text).toBe(parses(text))
+        // Its instant, where it gives one, is the parser's.
+        const ms = canonicalTimestampMs(text)
+        if (ms !== undefined) expect(ms, text).toBe(parseTimestamp(text))
+        else if (isCanonicalTimestamp(text)) expect(second).toBe('60')
       }),
       { numRuns: 5000 },
     )

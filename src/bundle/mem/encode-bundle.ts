@@ -26,6 +26,7 @@ import { readWriteOptions, type ResolvedWriteOptions } from './options.js'
 import { DroppedKeys, ProblemList } from './problems.js'
 import { decodeAuditRow, decodeRecord, decodeTombstone, type DecodedRow } from './record-codec.js'
 import { manifestSignatureBytes } from './signature.js'
+import { canonicalTimestampMs } from './timestamp-check.js'
 import type { JsonObject, MemBundleContent, MemFileEntry, MemManifest, MemProblem, WriteOptions } from './types.js'
 
 /** A bundle as bytes, ready to be written. */
@@ -306,7 +307,7 @@ class RecordFacts {
   /** Earliest and latest eventTime by instant (ties by text), kept as written. */
   episode(record: JsonObject): void {
     const text = record.eventTime as string
-    const ms = parseTimestamp(text)
+    const ms = canonicalTimestampMs(text) ?? parseTimestamp(text)
     if (this.from === undefined || ms < this.from.ms || (ms === this.from.ms && compareCodePoints(text, this.from.text) < 0)) this.from = { text, ms }
     if (this.to === undefined || ms > this.to.ms || (ms === this.to.ms && compareCodePoints(text, this.to.text) > 0)) this.to = { text, ms }
     if (typeof record.contextID === 'string' && record.contextID !== '') this.scopeSet.add(record.contextID)
