@@ -23,7 +23,6 @@ import { kindSpec, RECORD_KINDS, isRecordKind, type FieldSpec, type RecordKind }
 import { isCanonicalTimestamp } from './mem/timestamp-check.js'
 import { extensionFieldsOf } from './portable-records.js'
 
-
 /** What a kind's line keeps and needs, worked out once per kind. */
 interface KindLineRules {
   /** Top-level keys left out of the line. */
@@ -107,17 +106,21 @@ export class ViewLine {
     const { dropped } = RULES.get(this.kind) as KindLineRules
     const spans: number[] = []
     let size = 1
+    let previousKept = false
     for (let i = 0; i < this.keys.length; i++) {
-      if (dropped.has(this.keys[i] as string)) continue
-      const start = this.starts[i] as number
-      const end = this.ends[i] as number
-      if (spans.length > 0 && i > 0 && spans[spans.length - 1] === (this.ends[i - 1] as number) && !dropped.has(this.keys[i - 1] as string)) {
-        size += end - (spans[spans.length - 1] as number)
-        spans[spans.length - 1] = end
-      } else {
-        size += end - start + 1
-        spans.push(start, end)
+      const kept = !dropped.has(this.keys[i] as string)
+      if (kept) {
+        const end = this.ends[i] as number
+        if (previousKept) {
+          // The run goes on: the comma before this member is already inside it.
+          size += end - (spans[spans.length - 1] as number)
+          spans[spans.length - 1] = end
+        } else {
+          size += end - (this.starts[i] as number) + 1
+          spans.push(this.starts[i] as number, end)
+        }
       }
+      previousKept = kept
     }
     const length = spans.length === 0 ? 2 : size
     const line = arena !== undefined ? arena.take(length) : Buffer.allocUnsafe(length)
@@ -163,13 +166,7 @@ const INTEGER = /^(?:0|-?[1-9]\d{0,14})$/
 
 /** Whether [start, end) parses as one JSON value (an episode's unknown key, which the codec keeps as it is). */
 function isJsonValue(bytes: Buffer, start: number, end: number): boolean {
-  if (end <= start) return false
-  try {
-    parseJson(bytes.toString('utf8', start, end))
-    return true
-  } catch {
-    return false
-  }
+  return end > start && parseOrUndefined(bytes, start, end) !== undefined
 }
 
 /**
@@ -217,6 +214,7 @@ function holdsType(bytes: Buffer, start: number, end: number, field: FieldSpec):
   }
 }
 
+/** The JSON value in [start, end), or undefined when it is not one. */
 function parseOrUndefined(bytes: Buffer, start: number, end: number): JsonValue | undefined {
   try {
     return parseJson(bytes.toString('utf8', start, end))

@@ -98,12 +98,16 @@ export class ProjectionBatch {
   private readonly referencesStale = new Set<string>()
   private recordedAt: number
   private runStart: number
-  /** During a replay: the run each replayed event belongs to, by log position (replayIn). */
-  private replayRuns: ReadonlyMap<number, number> | undefined
-  /** During a replay: the records replayed (others it touches are sealed in the current run). */
-  private replayed: ReadonlySet<string> | undefined
-  /** During a replay: the run to carry on with afterwards (the projection's, untouched). */
-  private resumeRun: { readonly recordedAt: number; readonly runStart: number } | undefined
+  /**
+   * Set for a replay (replayIn): the run each replayed event belongs to, by log position; the
+   * records replayed (others it touches are sealed in the current run); and the run to carry on
+   * with afterwards (the projection's, untouched).
+   */
+  private replay: {
+    readonly runs: ReadonlyMap<number, number>
+    readonly records: ReadonlySet<string>
+    readonly resume: { readonly recordedAt: number; readonly runStart: number }
+  } | undefined
 
   constructor(
     private readonly storage: LogStorage,
@@ -130,7 +134,7 @@ export class ProjectionBatch {
 
   /** Where the current run of equal recorded time stands, to carry into the next batch. */
   get run(): { recordedAt: number; runStart: number } {
-    return this.resumeRun ? { ...this.resumeRun } : { recordedAt: this.recordedAt, runStart: this.runStart }
+    return this.replay ? { ...this.replay.resume } : { recordedAt: this.recordedAt, runStart: this.runStart }
   }
 
   /**
@@ -142,9 +146,7 @@ export class ProjectionBatch {
    * has only its current state here, so its version goes in the current run, not a past one.
    */
   replayIn(runs: ReadonlyMap<number, number>, replayed: ReadonlySet<string>): void {
-    this.resumeRun = { recordedAt: this.recordedAt, runStart: this.runStart }
-    this.replayRuns = runs
-    this.replayed = replayed
+    this.replay = { runs, records: replayed, resume: { recordedAt: this.recordedAt, runStart: this.runStart } }
   }
 
   private async load(ids: Iterable<string>): Promise<void> {
@@ -255,8 +257,8 @@ export class ProjectionBatch {
   private async applyEvent(event: LogEvent, decoded: MemoryOperation | undefined): Promise<void> {
     // Views are sealed at the end of each run of equal recorded time: that is the resolution of
     // as-of reads, and it gives the same versions whether the log is applied in batches or at once.
-    if (this.replayRuns !== undefined) {
-      const start = this.replayRuns.get(event.local)
+    if (this.replay !== undefined) {
+      const start = this.replay.runs.get(event.local)
       if (start !== undefined && start !== this.runStart) {
         if (this.runTouched.size > 0) await this.seal()
         this.runStart = start
@@ -406,7 +408,7 @@ export class ProjectionBatch {
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
       // A restarted record no event brought back has no versions, as in a rebuild.
       if (this.features.asOf && !(bytes === undefined && this.restarted.has(id) && isBlank(state))) {
-        const run = this.resumeRun !== undefined && !this.replayed?.has(id) ? this.resumeRun.runStart : this.runStart
+        const run = this.replay !== undefined && !this.replay.records.has(id) ? this.replay.resume.runStart : this.runStart
         this.putOfRecord(id, { type: 'put', key: this.keys.version(id, run), value: bytes ?? EMPTY_VIEW })
       }
     }

@@ -79,6 +79,11 @@ export function unescapeKeyPart(part: string): string {
   return decodeURIComponent(part)
 }
 
+/** The log position a time-index key (`time(recordedAt, local)`) ends with. */
+export function positionFromTimeKey(key: string): number {
+  return parseInt(key.slice(key.lastIndexOf(':') + 1), 16)
+}
+
 /** The id at the end of an index key, unescaped. */
 export function idFromKey(key: string): string {
   return decodeURIComponent(key.slice(key.lastIndexOf(':') + 1))

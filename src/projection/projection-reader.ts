@@ -12,7 +12,7 @@ import type { RecordKind } from './kinds.js'
 import type { RecordView } from './materialize.js'
 import { decodeJson, decodeView } from './projection-codec.js'
 import { decodeFacets, facetsOf, type RecordFacets } from './projection-indexes.js'
-import { idFromKey, type ProjectionKeys } from './projection-keys.js'
+import { idFromKey, positionFromTimeKey, type ProjectionKeys } from './projection-keys.js'
 import type { TextIndex } from './text-index.js'
 
 export interface TagFilter {
@@ -92,11 +92,11 @@ export class ProjectionReader {
     const prefix = this.keys.timePrefix
     let start: number | undefined
     for await (const key of this.storage.keys({ gte: prefix, lte: `${prefix}${seqKey(Math.floor(asOfMs))}:\uffff`, reverse: true, limit: 1 })) {
-      start = parseInt(key.slice(key.lastIndexOf(':') + 1), 16)
+      start = positionFromTimeKey(key)
     }
     if (start === undefined) return 0
     for await (const key of this.storage.keys({ gt: `${prefix}${seqKey(Math.floor(asOfMs))}:\uffff`, lt: this.keys.end(prefix), limit: 1 })) {
-      return parseInt(key.slice(key.lastIndexOf(':') + 1), 16) - 1
+      return positionFromTimeKey(key) - 1
     }
     return this.cursor()
   }

@@ -14,7 +14,7 @@ import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordCha
 import { decodeJson, decodeMeta, decodeState, encodeMeta, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
 import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS } from './operations.js'
-import { idFromKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
+import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache, type CachedRecord } from './record-cache.js'
 import { TextIndex } from './text-index.js'
 
@@ -344,19 +344,19 @@ export class Projection {
   private async runsOf(events: readonly LogEvent[]): Promise<Map<number, number>> {
     const runs = new Map<number, number>()
     const prefix = this.keys.timePrefix
-    const positionOf = (key: string): number => parseInt(key.slice(key.lastIndexOf(':') + 1), 16)
     let start = -1
     let next = -1
     for (const event of events) {
-      if (start < 0 || event.local < start || (next >= 0 && event.local >= next)) {
+      // Events come in log order: a new lookup only once past the run found last.
+      if (start < 0 || (next >= 0 && event.local >= next)) {
         start = -1
         next = -1
         let from: string | undefined
         for await (const key of this.storage.keys({ gte: prefix, lte: this.keys.time(event.recordedAt, event.local), reverse: true, limit: 1 })) from = key
         // None: the clock had gone back before the first run; walk from the first one.
-        if (from !== undefined) start = positionOf(from)
+        if (from !== undefined) start = positionFromTimeKey(from)
         for await (const key of this.storage.keys(from !== undefined ? { gt: from, lt: this.keys.end(prefix) } : { gte: prefix, lt: this.keys.end(prefix) })) {
-          const position = positionOf(key)
+          const position = positionFromTimeKey(key)
           if (position > event.local) {
             next = position
             break
