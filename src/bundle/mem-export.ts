@@ -151,22 +151,24 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
     if (line !== undefined) extensions.push({ id: row.id, line })
     count++
   }
-  for await (const bytes of memory.encodedRecords()) {
-    const row = new ExportRow(bytes)
-    if (evidencePack && row.kind === 'edge') {
-      const evidence = row.value('evidenceEpisodeIDs')
-      if (Array.isArray(evidence) && evidence.length > 0) builder.provenanceEdge(toPortable(row.view()))
-    }
-    if (since) {
-      if (row.kind === 'chunk') {
-        chunks.push(row)
-        continue
+  for await (const batch of memory.encodedRecordBatches()) {
+    for (const bytes of batch) {
+      const row = new ExportRow(bytes)
+      if (evidencePack && row.kind === 'edge') {
+        const evidence = row.value('evidenceEpisodeIDs')
+        if (Array.isArray(evidence) && evidence.length > 0) builder.provenanceEdge(toPortable(row.view()))
       }
-      const field = SINCE_FIELDS[row.kind]
-      if (field !== undefined && !isAtOrAfter(row.value(field), since.ms)) continue
-      if (row.kind === 'resource') resources.add(row.id)
+      if (since) {
+        if (row.kind === 'chunk') {
+          chunks.push(row)
+          continue
+        }
+        const field = SINCE_FIELDS[row.kind]
+        if (field !== undefined && !isAtOrAfter(row.value(field), since.ms)) continue
+        if (row.kind === 'resource') resources.add(row.id)
+      }
+      add(row)
     }
-    add(row)
   }
   for (const chunk of chunks) {
     const resource = chunk.value('resourceID')

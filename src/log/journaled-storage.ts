@@ -145,6 +145,11 @@ export class JournaledStorage implements LogStorage {
     yield* this.inner.keys(range)
   }
 
+  async *valueBatches(range: StorageRange): AsyncIterable<readonly Uint8Array[]> {
+    await this.settled()
+    yield* this.inner.valueBatches(range)
+  }
+
   async compact(start: string, end: string): Promise<void> {
     await this.settled()
     await this.inner.compact(start, end)

@@ -35,6 +35,12 @@ export interface LogStorage {
   entries(range: StorageRange): AsyncIterable<[string, Uint8Array]>
   keys(range: StorageRange): AsyncIterable<string>
   /**
+   * The values of `range` in key order, many at a time: a scan over a whole index (an export
+   * reads every view) then pays one read and one await per batch, not per value. Each batch is
+   * non-empty; together they are exactly the values `entries(range)` yields.
+   */
+  valueBatches(range: StorageRange): AsyncIterable<readonly Uint8Array[]>
+  /**
    * Rewrites the storage of a key range so that overwritten and deleted values no longer exist
    * in its files. Erasure depends on this: a deleted body must not linger in old data files.
    */

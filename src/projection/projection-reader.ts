@@ -117,13 +117,13 @@ export class ProjectionReader {
 
   /** Every current view (visible records and redaction skeletons), in id order. */
   async *views(): AsyncIterable<RecordView> {
-    for await (const bytes of this.viewBytes()) yield decodeView(bytes)
+    for await (const batch of this.viewBatches()) for (const bytes of batch) yield decodeView(bytes)
   }
 
-  /** What views() parses: each view as stored, canonical JSON in UTF-8, in id order. */
-  async *viewBytes(): AsyncIterable<Uint8Array> {
+  /** What views() parses, many at a time: each view as stored, canonical JSON in UTF-8, in id order. */
+  viewBatches(): AsyncIterable<readonly Uint8Array[]> {
     const prefix = this.keys.viewPrefix
-    for await (const [, bytes] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) yield bytes
+    return this.storage.valueBatches({ gte: prefix, lt: this.keys.end(prefix) })
   }
 
   private async viewAt(id: string, position: number): Promise<RecordView | undefined> {

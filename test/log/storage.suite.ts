@@ -152,6 +152,9 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
       const entries = await collect(storage.entries(range))
       expect(entries.map(([key]) => key), `entries(${JSON.stringify(range)})`).toEqual(want)
       for (const [key, value] of entries) expect(hex(value)).toBe(hex(valueFor(key)))
+      const batches = await collect(storage.valueBatches(range))
+      for (const batch of batches) expect(batch.length, `valueBatches(${JSON.stringify(range)}): an empty batch`).toBeGreaterThan(0)
+      expect(batches.flat().map(hex), `valueBatches(${JSON.stringify(range)})`).toEqual(want.map((key) => hex(valueFor(key))))
     }
 
     test('names where its data lives', async () => {
@@ -252,7 +255,21 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         const [viaMany] = await storage.getMany(['k'])
         if (viaMany) viaMany[1] = 99
         for await (const [, value] of storage.entries({ gte: 'k', lte: 'k' })) value[2] = 99
+        for await (const batch of storage.valueBatches({ gte: 'k', lte: 'k' })) (batch[0] as Uint8Array)[0] = 98
         expect(hex(await storage.get('k'))).toBe('010203')
+      })
+
+      test('valueBatches reads a range longer than one batch in order, each value once', async () => {
+        const storage = await fresh()
+        // More values, and more bytes, than one batch or one read-ahead holds.
+        const keys = Array.from({ length: 2_600 }, (_, i) => `b:${String(i).padStart(5, '0')}`)
+        const valueOf = (i: number): Uint8Array => patternBytes(200 + (i % 1_000), i)
+        await storage.write(keys.map((key, i) => ({ type: 'put', key, value: valueOf(i) })))
+        const batches = await collect(storage.valueBatches({ gte: 'b:', lt: end('b:') }))
+        expect(batches.length).toBeGreaterThan(1)
+        expect(batches.flat().map(hex)).toEqual(keys.map((_, i) => hex(valueOf(i))))
+        const reversed = await collect(storage.valueBatches({ gte: 'b:', lt: end('b:'), reverse: true, limit: 1_500 }))
+        expect(reversed.flat().map(hex)).toEqual(keys.map((_, i) => hex(valueOf(i))).reverse().slice(0, 1_500))
       })
     })
 

@@ -303,6 +303,7 @@ function countingStorage(inner: LogStorage): { storage: LogStorage; read: () => 
       }
     },
     keys: (range) => inner.keys(range),
+    valueBatches: (range) => inner.valueBatches(range),
     compact: (start, end) => inner.compact(start, end),
     close: () => inner.close(),
   }
