@@ -61,6 +61,7 @@ export class ViewLine {
     readonly kind: RecordKind,
     /** The record's id (Cairn's; for composite-key kinds the derived one). */
     readonly id: string,
+    private readonly shape: Shape,
   ) {}
 
   /**
@@ -80,15 +81,14 @@ export class ViewLine {
     const kind = stringAt(bytes, valueStarts[kindAt] as number, ends[kindAt] as number)
     const id = stringAt(bytes, valueStarts[idAt] as number, ends[idAt] as number)
     if (!isRecordKind(kind) || typeof id !== 'string') return undefined
-    const rules = RULES.get(kind) as KindLineRules
+    const shape = shapeOf(kind, keys)
+    if (shape === undefined) return undefined
     for (let i = 0; i < keys.length; i++) {
-      const key = keys[i] as string
-      if (rules.dropped.has(key)) continue
-      const field = rules.fields.get(key)
-      if (field === undefined ? !rules.keepsUnknown || !isJsonValue(bytes, valueStarts[i] as number, ends[i] as number) : !holdsType(bytes, valueStarts[i] as number, ends[i] as number, field)) return undefined
+      const rule = shape.rules[i] as MemberRule
+      if (rule === DROPPED) continue
+      if (rule === UNKNOWN ? !isJsonValue(bytes, valueStarts[i] as number, ends[i] as number) : !holdsType(bytes, valueStarts[i] as number, ends[i] as number, rule)) return undefined
     }
-    for (const name of rules.required) if (!keys.includes(name)) return undefined
-    return new ViewLine(bytes, keys, starts, valueStarts, ends, kind, id)
+    return new ViewLine(bytes, keys, starts, valueStarts, ends, kind, id, shape)
   }
 
   /** A top-level value of the view, parsed (undefined when absent). */
@@ -103,37 +103,67 @@ export class ViewLine {
    * per member.
    */
   line(arena?: LineArena): Buffer {
-    const { dropped } = RULES.get(this.kind) as KindLineRules
-    const spans: number[] = []
-    let size = 1
-    let previousKept = false
-    for (let i = 0; i < this.keys.length; i++) {
-      const kept = !dropped.has(this.keys[i] as string)
-      if (kept) {
-        const end = this.ends[i] as number
-        if (previousKept) {
-          // The run goes on: the comma before this member is already inside it.
-          size += end - (spans[spans.length - 1] as number)
-          spans[spans.length - 1] = end
-        } else {
-          size += end - (this.starts[i] as number) + 1
-          spans.push(this.starts[i] as number, end)
-        }
-      }
-      previousKept = kept
-    }
-    const length = spans.length === 0 ? 2 : size
+    const { runs } = this.shape
+    // "{" and "}", and a comma between runs.
+    let length = runs.length === 0 ? 2 : 1
+    for (let r = 0; r < runs.length; r += 2) length += (this.ends[runs[r + 1] as number] as number) - (this.starts[runs[r] as number] as number) + 1
     const line = arena !== undefined ? arena.take(length) : Buffer.allocUnsafe(length)
     let at = 0
     line[at++] = OPEN_BRACE
-    for (let i = 0; i < spans.length; i += 2) {
-      if (i > 0) line[at++] = COMMA
-      line.set(this.bytes.subarray(spans[i], spans[i + 1]), at)
-      at += (spans[i + 1] as number) - (spans[i] as number)
+    for (let r = 0; r < runs.length; r += 2) {
+      if (r > 0) line[at++] = COMMA
+      const start = this.starts[runs[r] as number] as number
+      const end = this.ends[runs[r + 1] as number] as number
+      at += this.bytes.copy(line, at, start, end)
     }
     line[at++] = CLOSE_BRACE
     return line
   }
+}
+
+/** What a member's key makes of it: left out of the line, a field checked for its type, or an unknown key kept as any JSON value (an episode's ext). */
+type MemberRule = FieldSpec | typeof DROPPED | typeof UNKNOWN
+const DROPPED = 0
+const UNKNOWN = 1
+
+/** The layout of views with one list of keys: each member's rule, and the kept members as runs. */
+interface Shape {
+  readonly keys: readonly string[]
+  readonly rules: readonly MemberRule[]
+  /** Pairs of member indexes, first and last of each run of kept members. */
+  readonly runs: readonly number[]
+}
+
+/**
+ * The last shape seen per kind. Views of a kind mostly share their keys, so the rules and runs
+ * are worked out once, not per view (keyAt hands back the same key strings, so the comparison
+ * is cheap).
+ */
+const lastShapes = new Map<RecordKind, Shape>()
+
+/** The shape of a view of `kind` with these keys; undefined when its kind lacks a key or a required field is missing. */
+function shapeOf(kind: RecordKind, keys: readonly string[]): Shape | undefined {
+  const last = lastShapes.get(kind)
+  if (last !== undefined && last.keys.length === keys.length && last.keys.every((key, i) => key === keys[i])) return last
+  const shape = newShape(RULES.get(kind) as KindLineRules, keys)
+  if (shape !== undefined) lastShapes.set(kind, shape)
+  return shape
+}
+
+function newShape(rules: KindLineRules, keys: readonly string[]): Shape | undefined {
+  const memberRules: MemberRule[] = []
+  const runs: number[] = []
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string
+    const rule = rules.dropped.has(key) ? DROPPED : rules.fields.get(key) ?? (rules.keepsUnknown ? UNKNOWN : undefined)
+    if (rule === undefined) return undefined
+    memberRules.push(rule)
+    if (rule === DROPPED) continue
+    if (i > 0 && memberRules[i - 1] !== DROPPED) runs[runs.length - 1] = i
+    else runs.push(i, i)
+  }
+  for (const name of rules.required) if (!keys.includes(name)) return undefined
+  return { keys: [...keys], rules: memberRules, runs }
 }
 
 /**
@@ -159,10 +189,73 @@ export class LineArena {
   }
 }
 
-/** A JSON number as canonical JSON writes one. */
-const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:e[+-]?\d+)?$/
-/** An integer the codec takes as it is: no fraction or exponent, exact as a double. */
-const INTEGER = /^(?:0|-?[1-9]\d{0,14})$/
+const ZERO = 0x30
+const NINE = 0x39
+const MINUS = 0x2d
+const PLUS = 0x2b
+const DOT = 0x2e
+const LOWER_E = 0x65
+
+/** Index past the digits from `at` (at itself when there are none). */
+function digitsEnd(bytes: Buffer, at: number, end: number): number {
+  while (at < end && (bytes[at] as number) >= ZERO && (bytes[at] as number) <= NINE) at++
+  return at
+}
+
+/**
+ * Whether [start, end) is a JSON number in canonical JSON's form (`-?(0|[1-9]\d*)(\.\d+)?(e[+-]?\d+)?`)
+ * that is not zero unless written `0`: the codec writes a negative zero, and a value too small
+ * for a double, as `0`.
+ */
+function isCanonicalNumber(bytes: Buffer, start: number, end: number): boolean {
+  let i = start
+  if (bytes[i] === MINUS) i++
+  const integerStart = i
+  if (bytes[i] === ZERO) i++
+  else if ((bytes[i] as number) > ZERO && (bytes[i] as number) <= NINE) i = digitsEnd(bytes, i + 1, end)
+  else return false
+  const integerEnd = i
+  if (bytes[i] === DOT) {
+    const fractionEnd = digitsEnd(bytes, i + 1, end)
+    if (fractionEnd === i + 1) return false
+    i = fractionEnd
+  }
+  const mantissaEnd = i
+  if (bytes[i] === LOWER_E) {
+    i++
+    if (bytes[i] === PLUS || bytes[i] === MINUS) i++
+    const exponentEnd = digitsEnd(bytes, i, end)
+    if (exponentEnd === i) return false
+    i = exponentEnd
+  }
+  if (i !== end) return false
+  // A plain decimal of up to 20 characters with a non-zero digit is never zero as a double;
+  // anything longer, or with an exponent, is read to be sure.
+  if (mantissaEnd === end && end - start <= 20) {
+    if (end - start === 1) return true
+    for (let j = integerStart; j < end; j++) if (j !== integerEnd && bytes[j] !== ZERO) return true
+    return false
+  }
+  return Number(asciiText(bytes, start, end)) !== 0
+}
+
+/**
+ * The value of [start, end) when it is an integer the codec takes as it is — no fraction or
+ * exponent, no negative zero, at most 15 digits so it is exact as a double — else undefined.
+ */
+function exactInteger(bytes: Buffer, start: number, end: number): number | undefined {
+  const negative = bytes[start] === MINUS
+  const digits = negative ? start + 1 : start
+  if (end - digits < 1 || end - digits > 15) return undefined
+  if (bytes[digits] === ZERO) return end - start === 1 ? 0 : undefined
+  let value = 0
+  for (let i = digits; i < end; i++) {
+    const digit = (bytes[i] as number) - ZERO
+    if (digit < 0 || digit > 9) return undefined
+    value = value * 10 + digit
+  }
+  return negative ? -value : value
+}
 
 /** Whether [start, end) parses as one JSON value (an episode's unknown key, which the codec keeps as it is). */
 function isJsonValue(bytes: Buffer, start: number, end: number): boolean {
@@ -181,24 +274,18 @@ function holdsType(bytes: Buffer, start: number, end: number, field: FieldSpec):
   switch (field.type) {
     case 'string':
       return first === QUOTE && end - start >= 2
-    case 'timestamp': {
-      if (first !== QUOTE) return false
-      const text = stringAt(bytes, start, end)
-      return typeof text === 'string' && isCanonicalTimestamp(text)
-    }
-    case 'number': {
-      // Zero only as "0": the codec writes a negative zero so.
-      const text = asciiText(bytes, start, end)
-      return NUMBER.test(text) && (text === '0' || Number(text) !== 0)
-    }
+    case 'timestamp':
+      // The canonical form is 20 ASCII characters; any other byte fails its digit or separator checks.
+      return end - start === 22 && first === QUOTE && isCanonicalTimestamp(asciiText(bytes, start + 1, end - 1))
+    case 'number':
+      return isCanonicalNumber(bytes, start, end)
     case 'integer': {
-      const text = asciiText(bytes, start, end)
-      return INTEGER.test(text) && (field.minimum === undefined || Number(text) >= field.minimum)
+      const value = exactInteger(bytes, start, end)
+      return value !== undefined && (field.minimum === undefined || value >= field.minimum)
     }
-    case 'boolean': {
-      const text = asciiText(bytes, start, end)
-      return text === 'true' || text === 'false'
-    }
+    case 'boolean':
+      return end - start === 4 ? first === 0x74 && bytes[start + 1] === 0x72 && bytes[start + 2] === 0x75 && bytes[start + 3] === 0x65
+        : end - start === 5 && first === 0x66 && bytes[start + 1] === 0x61 && bytes[start + 2] === 0x6c && bytes[start + 3] === 0x73 && bytes[start + 4] === 0x65
     case 'string[]': {
       if (first !== OPEN_BRACKET) return false
       if (end - start === 2) return bytes[start + 1] === CLOSE_BRACKET
@@ -302,22 +389,25 @@ function valueEnd(bytes: Uint8Array, at: number): number {
  */
 const recentKeys: string[] = []
 
-/** The key whose quoted bytes are [start, end), member `position` of its object. */
-function keyAt(bytes: Buffer, start: number, end: number, position: number): JsonValue {
+/**
+ * Index just past the key that starts at `start` (a quote) when it is the key held for member
+ * `position`, else -1. Only plain ASCII matches: each byte must equal the held key's code unit
+ * there, and no byte may be a backslash or above 0x7f (an escape or a multi-byte character).
+ */
+function recentKeyEnd(bytes: Buffer, start: number, position: number): number {
   const recent = recentKeys[position]
-  if (recent !== undefined && recent.length === end - start - 2) {
-    // The same key only if every byte is plain ASCII (no escape, no multi-byte character) and
-    // equals the held key's code unit there.
-    let same = true
-    for (let i = 0; i < recent.length; i++) {
-      const byte = bytes[start + 1 + i] as number
-      if (byte >= 0x80 || byte === BACKSLASH || recent.charCodeAt(i) !== byte) {
-        same = false
-        break
-      }
-    }
-    if (same) return recent
+  if (recent === undefined) return -1
+  const close = start + 1 + recent.length
+  if (close >= bytes.length || bytes[close] !== QUOTE) return -1
+  for (let i = 0; i < recent.length; i++) {
+    const byte = bytes[start + 1 + i] as number
+    if (byte >= 0x80 || byte === BACKSLASH || recent.charCodeAt(i) !== byte) return -1
   }
+  return close + 1
+}
+
+/** The key whose quoted bytes are [start, end), member `position` of its object, held for the next view. */
+function newKeyAt(bytes: Buffer, start: number, end: number, position: number): JsonValue {
   const key = stringAt(bytes, start, end)
   if (typeof key === 'string' && position < 64) recentKeys[position] = key
   return key
@@ -330,10 +420,16 @@ function locateMembers(bytes: Buffer, keys: string[], starts: number[], valueSta
   if (bytes[i] === CLOSE_BRACE) return i === bytes.length - 1
   for (;;) {
     if (bytes[i] !== QUOTE) return false
-    const keyEnd = stringEnd(bytes, i)
-    if (keyEnd < 0 || bytes[keyEnd] !== COLON) return false
-    const key = keyAt(bytes, i, keyEnd, keys.length)
-    if (typeof key !== 'string') return false
+    const position = keys.length
+    let keyEnd = recentKeyEnd(bytes, i, position)
+    let key: JsonValue
+    if (keyEnd >= 0) key = recentKeys[position] as string
+    else {
+      keyEnd = stringEnd(bytes, i)
+      if (keyEnd < 0) return false
+      key = newKeyAt(bytes, i, keyEnd, position)
+    }
+    if (bytes[keyEnd] !== COLON || typeof key !== 'string') return false
     const end = valueEnd(bytes, keyEnd + 1)
     if (end < 0) return false
     keys.push(key)

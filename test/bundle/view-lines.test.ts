@@ -66,6 +66,25 @@ describe('ViewLine', () => {
     }
   })
 
+  it('numbers, integers and booleans are cut as they are exactly when the codec keeps them so', () => {
+    const number = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.constantFrom(0, -0, 1, -1, 0.5, 1e-7, 5e-324, 1e21, 123456789012345680000))
+    const integer = fc.oneof(fc.integer({ min: -5, max: 1_000 }), fc.constantFrom(0, -0, 999_999_999_999_999, 1_000_000_000_000_000, Number.MAX_SAFE_INTEGER))
+    fc.assert(fc.property(number, number, integer, fc.boolean(), (confidence, importance, accessCount, pinned) => {
+      const view = { ...episode, confidence, importance, accessCount, pinned }
+      const cut = ViewLine.of(bytesOf(view))
+      // The view's own text of each value, and whether the codec writes that same text.
+      const written = (value: number | boolean): string => canonicalJson(value)
+      const plainInteger = Number.isSafeInteger(accessCount) && accessCount >= 0 && Math.abs(accessCount) < 1e15
+      if (Object.is(confidence, -0) || Object.is(importance, -0) || !plainInteger) {
+        if (cut !== undefined) expect(cut.line().toString('utf8')).toBe(codecLine(view))
+        return
+      }
+      // Every value here is one the codec keeps as written, so the cut must take it.
+      expect(cut, `${written(confidence)} ${written(importance)} ${written(accessCount)}`).toBeDefined()
+      expect(cut?.line().toString('utf8')).toBe(codecLine(view))
+    }), { numRuns: 500 })
+  })
+
   it.each([
     ['a top-level null', { ...entity, summary: null }],
     ['a key the kind does not have', { ...entity, vendorScore: 3 }],
@@ -92,6 +111,13 @@ describe('ViewLine', () => {
     ['a list closed by a brace', '{"aliases":["a"},"canonicalName":"A","id":"ent_1","kind":"entity","sensitivity":"low","summary":"","type":"person","updatedAt":"2026-01-01T00:00:00Z"}'],
     ['an unknown key of an episode without a value', canonicalJson(episode).replace('"vaultRefs":[]', '"vaultRefs":[],"zz":')],
     ['a negative zero', canonicalJson(episode).replace('"importance":0.5', '"importance":-0')],
+    ...['-0.0', '0.000', '0e5', '1e-400', '01', '1.', '.5', '-', '+1', '1e', '1e+', '1E5', '0x10', 'Infinity', '1.5.2', '1-2', '"0.5"', 'true', '0.5x'].map(
+      (text) => [`the number ${text}`, canonicalJson(episode).replace('"importance":0.5', `"importance":${text}`)]),
+    ...['-0', '01', '1.0', '1e3', '-', '1234567890123456', '-1', '"3"', 'null'].map(
+      (text) => [`the integer ${text}`, canonicalJson(episode).replace('"accessCount":0', `"accessCount":${text}`)]),
+    ...['True', 'tru', 'trux', 'tRue', 'falsey', 'falsx', 'fAlse', '1', '"true"', 'nul'].map((text) => [`the boolean ${text}`, canonicalJson(episode).replace('"pinned":false', `"pinned":${text}`)]),
+    ...['"2026-01-01T00:00:00"', '"2026-02-30T00:00:00Z"', '"2026\\u002d01-01T00:00:00Z"', '"2026-01-01T00:00:00.000Z"', '"٢٠٢٦-01-01T00:00:00Z"', '20260101'].map(
+      (text) => [`the timestamp ${text}`, canonicalJson(episode).replace('"eventTime":"2026-01-01T00:00:00Z"', `"eventTime":${text}`)]),
   ])('leaves bytes with %s to the codec', (_name, text) => {
     expect(ViewLine.of(Buffer.from(text, 'utf8'))).toBeUndefined()
   })
