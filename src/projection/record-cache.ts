@@ -9,8 +9,14 @@
 import type { RecordState } from '../crdt/index.js'
 import type { RecordView } from './materialize.js'
 
-/** Enough for the working set of a busy replica; roughly 1 KiB a record. */
-export const RECORD_CACHE_LIMIT = 50_000
+/**
+ * Enough for the working set of a busy replica. An entry costs ~4 KiB of heap (a 600-byte view
+ * held as bytes and as an object, and its state with a register per field), so 10,000 is ~40
+ * MB. At 50,000 a 100k-record import left 222 MB of heap behind (61 MB at 10,000), every later
+ * full collection marked it, and an export right after the import ran ~30% slower; the merge
+ * benchmark (10k records updated 50k times) applied no slower at 10,000 (bench/README.md).
+ */
+export const RECORD_CACHE_LIMIT = 10_000
 
 export interface CachedRecord {
   readonly state: RecordState | undefined
