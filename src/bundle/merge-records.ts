@@ -45,7 +45,8 @@ export const MERGE_BATCH = 2000
 
 const canonical = (value: JsonValue): string => canonicalJson(value)
 
-type Write = { kind: RecordKind } & JsonObject
+/** A record to write and its kind, joined into one object only when its batch is written. */
+type Write = readonly [RecordKind, JsonObject]
 
 export async function mergeRecords(memory: Memory, records: Partial<Record<RecordKind, readonly JsonObject[]>>, options: MergeOptions = {}): Promise<MergeReport> {
   const ignore = new Set(options.ignore ?? [])
@@ -73,7 +74,7 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
         if (status === 'deleted' || status === 'redacted' || (parents[i] as string[]).some((id) => deletedParents.has(id))) blocked++
         else if (view && alreadyHolds(view, compared, canonical)) unchanged++
         else {
-          writes.push({ ...record, kind })
+          writes.push([kind, record])
           if (!companions.has(ids[i] as string)) substantive = true
         }
       })
@@ -86,8 +87,8 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   options.onProgress?.(done, total)
   for (let start = 0; start < kept.length; start += MERGE_BATCH) {
     const batch = kept.slice(start, start + MERGE_BATCH)
-    await memory.rememberMany(batch)
-    for (const { kind } of batch) imported[kind] = (imported[kind] ?? 0) + 1
+    await memory.rememberMany(batch.map(([kind, record]) => ({ ...record, kind })))
+    for (const [kind] of batch) imported[kind] = (imported[kind] ?? 0) + 1
     done += batch.length
     options.onProgress?.(done, total)
   }
