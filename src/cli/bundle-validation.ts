@@ -19,6 +19,8 @@ import {
 } from '../index.js'
 import { CAIRN_EXTENSIONS_FILE, CAIRN_EXTENSIONS_KIND, readExtensionLines } from '../bundle/cairn-extensions.js'
 import type { MemProblem } from '../bundle/mem/index.js'
+import { COUNT_KEY_AUDIT, COUNT_KEY_PROVENANCE_EDGE, COUNT_KEY_TOMBSTONE } from '../bundle/mem/layout.js'
+import { isRecordKind } from '../projection/index.js'
 import type { BundlePath } from './bundle-flags.js'
 import { displayFile } from './bundle-errors.js'
 import { fromMemProblem, type BundleProblem } from './bundle-problems.js'
@@ -44,7 +46,11 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
   })
   const manifest = report.manifest
   const extensions = report.valid && (manifest?.counts[CAIRN_EXTENSIONS_KIND] ?? 0) > 0 ? await checkExtensions(bundle) : { problems: [], warnings: [] }
-  const records = manifest === undefined ? 0 : Object.values(manifest.counts).reduce((sum, count) => sum + count, 0)
+  const held = manifest === undefined ? { records: 0, tombstones: 0, auditRows: 0, provenanceEdges: 0, vendorLines: 0 } : heldBy(manifest.counts)
+  const extras = [
+    held.tombstones > 0 ? plural(held.tombstones, 'tombstone') : '',
+    held.vendorLines > 0 ? plural(held.vendorLines, 'vendor line') : '',
+  ].filter((part) => part !== '').map((part) => `, ${part}`).join('')
   const isSigned = manifest?.capabilities.includes('signed') === true
   const signature = trustedKeys.length === 0
     ? isSigned ? 'signed (signature not checked: no --trusted-key)' : 'unsigned'
@@ -54,12 +60,29 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
     valid: report.valid && extensions.problems.length === 0,
     problems: [...report.problems.map((problem) => fromMemProblem(problem, bundle)), ...extensions.problems],
     warnings: [...report.warnings, ...extensions.warnings].map((problem) => fromMemProblem(problem, bundle)),
-    summary: manifest === undefined ? '.mem bundle' : `.mem bundle ${manifest.format}, ${plural(records, 'record')}, ${manifest.exportMode} export, ${manifest.conformanceLevel}, ${signature}`,
+    summary: manifest === undefined ? '.mem bundle' : `.mem bundle ${manifest.format}, ${plural(held.records, 'record')}${extras}, ${manifest.exportMode} export, ${manifest.conformanceLevel}, ${signature}`,
     details: manifest === undefined ? {} : {
-      version: manifest.format, records, counts: { ...manifest.counts }, exportMode: manifest.exportMode,
+      version: manifest.format, ...held, counts: { ...manifest.counts }, exportMode: manifest.exportMode,
       conformanceLevel: manifest.conformanceLevel, signed: isSigned, signatureChecked: trustedKeys.length > 0,
     },
   }
+}
+
+/**
+ * A manifest's counts split by what they count: records of the Portable Memory kinds, and the
+ * lines that are not records (tombstones, audit rows, provenance edges, vendor kinds' lines,
+ * Cairn's extension lines among them).
+ */
+function heldBy(counts: Readonly<Record<string, number>>): { records: number; tombstones: number; auditRows: number; provenanceEdges: number; vendorLines: number } {
+  const held = { records: 0, tombstones: 0, auditRows: 0, provenanceEdges: 0, vendorLines: 0 }
+  for (const [key, count] of Object.entries(counts)) {
+    if (isRecordKind(key)) held.records += count
+    else if (key === COUNT_KEY_TOMBSTONE) held.tombstones += count
+    else if (key === COUNT_KEY_AUDIT) held.auditRows += count
+    else if (key === COUNT_KEY_PROVENANCE_EDGE) held.provenanceEdges += count
+    else held.vendorLines += count
+  }
+  return held
 }
 
 /** Cairn's extensions file of a `.mem` bundle whose bytes already checked out, as import reads it. */

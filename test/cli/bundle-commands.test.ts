@@ -19,6 +19,7 @@ import { repoRoot, runCli as runProcess, type ProcessResult } from '../helpers/r
 import { expectOneLineError } from '../helpers/cli-expect.js'
 import { zipArchive } from '../helpers/zip-writer.js'
 import { editFile } from '../bundle/helpers/mem-fixtures.js'
+import { conformancePath } from '../helpers/conformance.js'
 
 type Json = Record<string, unknown>
 interface HomeInfo { dir: string; space: string; author: string }
@@ -215,6 +216,15 @@ describe('cairn export, validate and import: a round trip through each format', 
     expect(expectOneLineError(await run(['export', f.pam, '--dir', f.home.dir]), 1, 'TARGET_EXISTS')).toContain('all.pam')
     expect(await readFile(f.pam)).toEqual(before)
     expect(expectOneLineError(await run(['export', f.mem, '--dir', f.home.dir]), 1, 'TARGET_NOT_EMPTY')).toContain('all.mem')
+  })
+})
+
+describe('validate counts records apart from the other lines of a bundle', () => {
+  it('a bundle with a tombstone and a vendor kind counts only its Portable Memory records as records', async () => {
+    const sample = conformancePath('fixtures', 'sample.mem')
+    expect(ok(await run(['validate', sample])).stdout).toMatch(/^valid: .*sample\.mem: \.mem bundle [\d.]+, 4 records, 1 tombstone, 1 vendor line, full export, /)
+    const details = JSON.parse(ok(await run(['validate', sample, '--json'])).stdout) as Json
+    expect(details).toMatchObject({ valid: true, records: 4, tombstones: 1, vendorLines: 1, auditRows: 0, provenanceEdges: 0 })
   })
 })
 
