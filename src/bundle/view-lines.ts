@@ -136,8 +136,8 @@ interface Shape {
 
 /**
  * The last shape seen per kind. Views of a kind mostly share their keys, so the rules and runs
- * are worked out once, not per view (keyAt hands back the same key strings, so the comparison
- * is cheap).
+ * are worked out once, not per view (recentKeyEnd hands back the same key strings, so the
+ * comparison is cheap).
  */
 const lastShapes = new Map<RecordKind, Shape>()
 
@@ -391,26 +391,36 @@ const recentKeys: string[] = []
 
 /**
  * Index just past the key that starts at `start` (a quote) when it is the key held for member
- * `position`, else -1. Only plain ASCII matches: each byte must equal the held key's code unit
- * there, and no byte may be a backslash or above 0x7f (an escape or a multi-byte character).
+ * `position`, else -1. Held keys are plain (newKeyAt), so bytes equal to one are plain too: no
+ * escape, no multi-byte character, and no quote, which would end the key inside the held one.
  */
 function recentKeyEnd(bytes: Buffer, start: number, position: number): number {
   const recent = recentKeys[position]
   if (recent === undefined) return -1
   const close = start + 1 + recent.length
   if (close >= bytes.length || bytes[close] !== QUOTE) return -1
-  for (let i = 0; i < recent.length; i++) {
-    const byte = bytes[start + 1 + i] as number
-    if (byte >= 0x80 || byte === BACKSLASH || recent.charCodeAt(i) !== byte) return -1
-  }
+  for (let i = 0; i < recent.length; i++) if (recent.charCodeAt(i) !== bytes[start + 1 + i]) return -1
   return close + 1
 }
 
-/** The key whose quoted bytes are [start, end), member `position` of its object, held for the next view. */
+/** The key whose quoted bytes are [start, end), member `position` of its object, held for the next view when it is plain. */
 function newKeyAt(bytes: Buffer, start: number, end: number, position: number): JsonValue {
   const key = stringAt(bytes, start, end)
-  if (typeof key === 'string' && position < 64) recentKeys[position] = key
+  if (typeof key === 'string' && position < 64 && isPlainKey(key)) recentKeys[position] = key
   return key
+}
+
+/**
+ * Printable ASCII without a quote or a backslash: a key JSON writes as its own bytes. Only such
+ * keys are held, so a held key can never match bytes that hold an escape or the end of a key
+ * (an escaped key such as `a":1,"b` would otherwise match two members of a later view).
+ */
+function isPlainKey(key: string): boolean {
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i)
+    if (code < 0x20 || code > 0x7e || code === QUOTE || code === BACKSLASH) return false
+  }
+  return true
 }
 
 /** Fills the member arrays from a canonical JSON object; false when the bytes are not one. */

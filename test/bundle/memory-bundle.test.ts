@@ -163,6 +163,18 @@ describe('export', () => {
     expect(untrusted.problems.map((problem) => problem.file)).toContain('manifest.sig')
   })
 
+  it('the manifest\'s scopes and coverage come from every episode, whatever keys earlier ones had', async () => {
+    const memory = await open()
+    // An episode key that holds, as text, the bytes of two members of the next episode.
+    await memory.remember({ kind: 'episode', id: 'ep_a', summary: 'one', eventTime: '2026-01-02T00:00:00Z', ['contextID":"ctx_x","cz']: 1 })
+    await memory.remember({ kind: 'episode', id: 'ep_b', summary: 'two', eventTime: '2026-03-04T00:00:00Z', contextID: 'ctx_x', cz: 1 })
+    const out = tempBundlePath()
+    await memory.export(out)
+    const manifest = JSON.parse(read(out, 'manifest.json')) as Record<string, unknown>
+    expect(manifest.scopes).toEqual(['ctx_x'])
+    expect(manifest.coverage).toEqual({ from: '2026-01-02T00:00:00Z', to: '2026-03-04T00:00:00Z' })
+  })
+
   it('refuses a target that holds files, and writes nothing there', async () => {
     const memory = await open()
     await memory.remember({ kind: 'episode', summary: 'x' })

@@ -85,6 +85,25 @@ describe('ViewLine', () => {
     }), { numRuns: 500 })
   })
 
+  it('a key held from an earlier view never spans two members of a later one', () => {
+    // The earlier view's escaped key holds, as text, the bytes of two members of the later view.
+    const pairs: [Record<string, unknown>, Record<string, unknown>][] = [
+      [{ ...episode, ['contextID":"ctx_x","cz']: 1 }, { ...episode, contextID: 'ctx_x', cz: 1 }],
+      [{ ...episode, ['zz":null,"zzb']: 1 }, { ...episode, zz: null, zzb: 1 }],
+      [{ ...episode, ['zz":"soon","zzb']: 1 }, { ...episode, zz: 'soon', zzb: 1 }],
+    ]
+    for (const [earlier, later] of pairs) {
+      expect(ViewLine.of(bytesOf(earlier))?.line().toString('utf8')).toBe(codecLine(earlier))
+      const cut = ViewLine.of(bytesOf(later))
+      if (cut === undefined) continue
+      expect(cut.line().toString('utf8')).toBe(codecLine(later))
+      for (const key of Object.keys(later)) expect(cut.value(key), key).toEqual(later[key])
+    }
+    const context = ViewLine.of(bytesOf({ ...episode, contextID: 'ctx_x', cz: 1 }))
+    ViewLine.of(bytesOf({ ...episode, ['contextID":"ctx_x","cz']: 1 }))
+    expect(ViewLine.of(bytesOf({ ...episode, contextID: 'ctx_x', cz: 1 }))?.value('contextID')).toBe(context?.value('contextID'))
+  })
+
   it.each([
     ['a top-level null', { ...entity, summary: null }],
     ['a key the kind does not have', { ...entity, vendorScore: 3 }],
