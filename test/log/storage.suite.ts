@@ -482,6 +482,10 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
           expect(key).toBe(sorted(all).at(-1))
           break
         }
+        for await (const batch of storage.valueBatches({})) {
+          expect(hex(batch[0])).toBe(hex(valueFor(sorted(all)[0] as string)))
+          break
+        }
         await storage.write([{ type: 'put', key: 'after-break', value: valueFor('after-break') }])
         expect(hex(await storage.get('after-break'))).toBe(hex(valueFor('after-break')))
         await expectRange(storage, [...all, 'after-break'], {})
