@@ -11,7 +11,7 @@
  */
 import { CairnError, InputError, relocate } from '../errors.js'
 import { canonicalJson, parseJson, type JsonValue } from '../log/index.js'
-import { fieldOf, isRecordKind, kindSpec, type RecordKind, type RecordView } from '../projection/index.js'
+import { fieldOf, isRecordKind, kindSpec, type FieldSpec, type RecordKind, type RecordView } from '../projection/index.js'
 import { readFieldValue } from '../projection/field-values.js'
 import type { JsonObject, MemProblem } from './mem/index.js'
 import { kindFilePath } from './mem/layout.js'
@@ -25,7 +25,10 @@ export const CAIRN_EXTENSIONS_FILE = kindFilePath(CAIRN_EXTENSIONS_KIND)
 
 /**
  * The line of `items/cairnExtensions.jsonl` for a record, or undefined when it has no extension
- * field to carry. @param field reads one top-level field of the record's view
+ * field to carry. Each value is checked as import reads it back, so the file never holds a line
+ * that import refuses. @param field reads one top-level field of the record's view
+ * @throws InputError naming the record and field when a stored value has the wrong shape (a raw
+ *   event from a peer can carry one; the API never stores it), as the codec refuses its fields
  */
 export function extensionLine(kind: RecordKind, id: string, field: (name: string) => JsonValue | undefined): string | undefined {
   let line: JsonObject | undefined
@@ -33,7 +36,7 @@ export function extensionLine(kind: RecordKind, id: string, field: (name: string
     const value = field(name)
     if (value === undefined || (Array.isArray(value) && value.length === 0)) continue
     line ??= { id, kind }
-    line[name] = value
+    line[name] = readFieldValue(fieldOf(kindSpec(kind), name) as FieldSpec, value, `records.${kind}[${JSON.stringify(id)}].${name}`)
   }
   return line === undefined ? undefined : canonicalJson(line)
 }

@@ -277,6 +277,21 @@ describe("Cairn's extension fields through .mem (items/cairnExtensions.jsonl)", 
     expect(error.message).toContain('canonicalName')
   })
 
+  it('a stored extension field of the wrong shape (a raw event from a peer) makes export refuse it, naming record and field, rather than write a line import refuses', async () => {
+    // tags cannot be of the wrong shape here: the set keeps only strings. A contextID is a register and keeps what came.
+    for (const [fields, field] of [[{ contextID: 5 }, 'contextID'], [{ contextID: ['ctx'] }, 'contextID']] as const) {
+      const memory = await open()
+      await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'entity', id: 'ent_bad', fields: {
+        id: 'ent_bad', type: 'person', canonicalName: 'Bad', aliases: [], sensitivity: 'low', summary: '', updatedAt: '2026-01-01T00:00:00Z', ...fields,
+      } } })
+      const target = tempBundlePath()
+      const error = await rejection(memory.export(target))
+      expect(error.code, field).toBe('WRONG_TYPE')
+      expect(error.where.field, field).toContain(`records.entity["ent_bad"].${field}`)
+      expect(existsSync(path.join(target, 'manifest.json')), field).toBe(false)
+    }
+  })
+
   it('the file is Cairn\'s to write: rememberForeign refuses its kind, and lines of it stored by an older replica are not exported again', async () => {
     const memory = await tagged()
     expect((await rejection(memory.rememberForeign('cairnExtensions', ['{}']))).code).toBe('RESERVED_KIND')
