@@ -34,9 +34,13 @@ export function extensionLine(kind: RecordKind, id: string, field: (name: string
   let line: JsonObject | undefined
   for (const name of extensionFieldsOf(kind)) {
     const value = field(name)
-    if (value === undefined || (Array.isArray(value) && value.length === 0)) continue
+    // A null is no value, as the codec drops it from an optional field.
+    if (value === undefined || value === null) continue
+    const checked = readFieldValue(fieldOf(kindSpec(kind), name) as FieldSpec, value, `records.${kind}[${JSON.stringify(id)}].${name}`)
+    // No tags is no line.
+    if (Array.isArray(checked) && checked.length === 0) continue
     line ??= { id, kind }
-    line[name] = readFieldValue(fieldOf(kindSpec(kind), name) as FieldSpec, value, `records.${kind}[${JSON.stringify(id)}].${name}`)
+    line[name] = checked
   }
   return line === undefined ? undefined : canonicalJson(line)
 }

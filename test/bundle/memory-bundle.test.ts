@@ -279,7 +279,8 @@ describe("Cairn's extension fields through .mem (items/cairnExtensions.jsonl)", 
 
   it('a stored extension field of the wrong shape (a raw event from a peer) makes export refuse it, naming record and field, rather than write a line import refuses', async () => {
     // tags cannot be of the wrong shape here: the set keeps only strings. A contextID is a register and keeps what came.
-    for (const [fields, field] of [[{ contextID: 5 }, 'contextID'], [{ contextID: ['ctx'] }, 'contextID']] as const) {
+    const cases: [{ contextID: number | string[] }, string][] = [[{ contextID: 5 }, 'contextID'], [{ contextID: ['ctx'] }, 'contextID'], [{ contextID: [] }, 'contextID']]
+    for (const [fields, field] of cases) {
       const memory = await open()
       await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'entity', id: 'ent_bad', fields: {
         id: 'ent_bad', type: 'person', canonicalName: 'Bad', aliases: [], sensitivity: 'low', summary: '', updatedAt: '2026-01-01T00:00:00Z', ...fields,
@@ -290,6 +291,17 @@ describe("Cairn's extension fields through .mem (items/cairnExtensions.jsonl)", 
       expect(error.where.field, field).toContain(`records.entity["ent_bad"].${field}`)
       expect(existsSync(path.join(target, 'manifest.json')), field).toBe(false)
     }
+  })
+
+  it('a stored null extension field is no value, as the codec drops a null: the record exports without it', async () => {
+    const memory = await open()
+    await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'entity', id: 'ent_null', fields: {
+      id: 'ent_null', type: 'person', canonicalName: 'Null', aliases: [], sensitivity: 'low', summary: '', updatedAt: '2026-01-01T00:00:00Z', contextID: null,
+    } } })
+    const dir = tempBundlePath()
+    await memory.export(dir)
+    expect(read(dir, 'items/entity.jsonl')).toContain('"canonicalName":"Null"')
+    expect(existsSync(path.join(dir, EXTENSIONS))).toBe(false)
   })
 
   it('the file is Cairn\'s to write: rememberForeign refuses its kind, and lines of it stored by an older replica are not exported again', async () => {
