@@ -32,7 +32,7 @@ export interface BundleValidation {
   readonly valid: boolean
   readonly problems: readonly BundleProblem[]
   readonly warnings: readonly BundleProblem[]
-  /** What the bundle holds, for people: "6 records, full export, L2, signed (signature not checked)". */
+  /** What the bundle holds, for people: "4 records, 1 tombstone, 1 vendor line, full export, L2, unsigned". */
   readonly summary: string
   /** The same for programs. */
   readonly details: { readonly [key: string]: JsonValue }
@@ -46,11 +46,10 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
   })
   const manifest = report.manifest
   const extensions = report.valid && (manifest?.counts[CAIRN_EXTENSIONS_KIND] ?? 0) > 0 ? await checkExtensions(bundle) : { problems: [], warnings: [] }
-  const held = manifest === undefined ? { records: 0, tombstones: 0, auditRows: 0, provenanceEdges: 0, vendorLines: 0 } : heldBy(manifest.counts)
-  const extras = [
-    held.tombstones > 0 ? plural(held.tombstones, 'tombstone') : '',
-    held.vendorLines > 0 ? plural(held.vendorLines, 'vendor line') : '',
-  ].filter((part) => part !== '').map((part) => `, ${part}`).join('')
+  const held = heldBy(manifest?.counts ?? {})
+  // Cairn's extension lines are fields of the records counted, so the summary leaves them out.
+  const extras = ([[held.tombstones, 'tombstone'], [held.auditRows, 'audit row'], [held.provenanceEdges, 'provenance edge'], [held.vendorLines, 'vendor line']] as const)
+    .filter(([count]) => count > 0).map(([count, noun]) => `, ${plural(count, noun)}`).join('')
   const isSigned = manifest?.capabilities.includes('signed') === true
   const signature = trustedKeys.length === 0
     ? isSigned ? 'signed (signature not checked: no --trusted-key)' : 'unsigned'
@@ -68,18 +67,27 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
   }
 }
 
-/**
- * A manifest's counts split by what they count: records of the Portable Memory kinds, and the
- * lines that are not records (tombstones, audit rows, provenance edges, vendor kinds' lines,
- * Cairn's extension lines among them).
- */
-function heldBy(counts: Readonly<Record<string, number>>): { records: number; tombstones: number; auditRows: number; provenanceEdges: number; vendorLines: number } {
-  const held = { records: 0, tombstones: 0, auditRows: 0, provenanceEdges: 0, vendorLines: 0 }
+/** What a manifest's counts count, by what it is. */
+interface HeldLines {
+  /** Records of the Portable Memory kinds. */
+  records: number
+  tombstones: number
+  auditRows: number
+  provenanceEdges: number
+  /** Lines of Cairn's extensions file: tags and contexts of the records above. */
+  extensionLines: number
+  /** Lines of other vendors' kinds, kept verbatim. */
+  vendorLines: number
+}
+
+function heldBy(counts: Readonly<Record<string, number>>): HeldLines {
+  const held: HeldLines = { records: 0, tombstones: 0, auditRows: 0, provenanceEdges: 0, extensionLines: 0, vendorLines: 0 }
   for (const [key, count] of Object.entries(counts)) {
     if (isRecordKind(key)) held.records += count
     else if (key === COUNT_KEY_TOMBSTONE) held.tombstones += count
     else if (key === COUNT_KEY_AUDIT) held.auditRows += count
     else if (key === COUNT_KEY_PROVENANCE_EDGE) held.provenanceEdges += count
+    else if (key === CAIRN_EXTENSIONS_KIND) held.extensionLines += count
     else held.vendorLines += count
   }
   return held

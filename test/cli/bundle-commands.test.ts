@@ -224,7 +224,24 @@ describe('validate counts records apart from the other lines of a bundle', () =>
     const sample = conformancePath('fixtures', 'sample.mem')
     expect(ok(await run(['validate', sample])).stdout).toMatch(/^valid: .*sample\.mem: \.mem bundle [\d.]+, 4 records, 1 tombstone, 1 vendor line, full export, /)
     const details = JSON.parse(ok(await run(['validate', sample, '--json'])).stdout) as Json
-    expect(details).toMatchObject({ valid: true, records: 4, tombstones: 1, vendorLines: 1, auditRows: 0, provenanceEdges: 0 })
+    expect(details).toMatchObject({ valid: true, records: 4, tombstones: 1, vendorLines: 1, auditRows: 0, provenanceEdges: 0, extensionLines: 0 })
+  })
+
+  it('an Evidence Pack names its audit rows and provenance edges; Cairn\'s extension lines are fields of the records, not vendor lines', async () => {
+    const memory = await Memory.open({})
+    const episode = await memory.remember({ kind: 'episode', summary: 'Tea with Ada' })
+    await memory.remember({ kind: 'entity', canonicalName: 'Ada', type: 'person', tags: ['people'] })
+    const ada = await memory.remember({ kind: 'entity', canonicalName: 'Bea', type: 'person' })
+    const tea = await memory.remember({ kind: 'entity', canonicalName: 'Tea', type: 'thing' })
+    await memory.remember({ kind: 'edge', srcEntityID: ada, dstEntityID: tea, edgeType: 'likes', evidenceEpisodeIDs: [episode] })
+    const dir = path.join(await tempDir(), 'evidence.mem')
+    await memory.export(dir, { evidencePack: true })
+    await memory.close()
+    const counts = (JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as { counts: Record<string, number> }).counts
+    const audit = counts.audit as number
+    expect(audit).toBeGreaterThan(1)
+    expect(ok(await run(['validate', dir])).stdout).toMatch(new RegExp(`, 5 records, ${audit} audit rows, 1 provenance edge, full export, `))
+    expect(JSON.parse(ok(await run(['validate', dir, '--json'])).stdout)).toMatchObject({ records: 5, auditRows: audit, provenanceEdges: 1, extensionLines: 1, vendorLines: 0 })
   })
 })
 
