@@ -22,7 +22,39 @@ export interface SourceImportOptions {
 
 export interface SourceImportReport extends MergeReport {
   readonly source: SourceName
+  /** Chunks held here whose document is now shorter: emptied (see emptyStaleChunks). */
+  readonly emptiedChunks: number
   readonly warnings: readonly AdapterWarning[]
+}
+
+/** Stale chunks are emptied in batches of this many updates. */
+const EMPTY_BATCH = 1000
+
+/**
+ * An adapter reads each document whole, so the chunks it gives a resource are all of that
+ * resource's chunks. A chunk held here for one of its resources that the import lacks (the
+ * document shrank since the last import) is emptied: its text becomes '', so search no longer
+ * finds the old words, and its id stays usable for when the document grows again (a deletion
+ * would block that id forever, delete-wins). Already empty, it is left alone, so importing the
+ * same export again writes nothing.
+ */
+async function emptyStaleChunks(memory: Memory, records: Partial<Record<RecordKind, JsonObject[]>>): Promise<number> {
+  const imported = new Set((records.chunk ?? []).map((chunk) => chunk.id))
+  const candidates: { id: string; resource: string }[] = []
+  for (const resource of records.resource ?? []) {
+    const id = resource.id as string
+    for (const referrer of await memory.referrers(id)) if (!imported.has(referrer)) candidates.push({ id: referrer, resource: id })
+  }
+  if (candidates.length === 0) return 0
+  const held = await memory.lookup(candidates.map(({ id }) => id))
+  const stale = candidates.filter(({ resource }, i) => {
+    const view = held[i]?.view
+    return held[i]?.status === 'visible' && view?.kind === 'chunk' && view.resourceID === resource && view.text !== ''
+  })
+  for (let start = 0; start < stale.length; start += EMPTY_BATCH) {
+    await memory.updateMany(stale.slice(start, start + EMPTY_BATCH).map(({ id }) => ({ id, changes: { set: { text: '' } } })))
+  }
+  return stale.length
 }
 
 /** @throws InputError / LimitError from reading and mapping the source, naming the file and line; nothing is written then */
@@ -40,5 +72,6 @@ export async function importFromSource(memory: Memory, path: string, options: So
     placeholder: formatTimestamp(nowMs),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   })
-  return { ...merged, source: result.source, warnings: result.warnings }
+  const emptiedChunks = await emptyStaleChunks(memory, records)
+  return { ...merged, source: result.source, emptiedChunks, warnings: result.warnings }
 }

@@ -79,11 +79,12 @@ export function describeImport(report: ImportReport, source: BundlePath): { text
   ]
   if (report.format === 'mem') rows.push(['tombstones', `${report.tombstones} applied`], ['passthrough', `${report.passthrough} lines of unknown kinds kept`])
   if (report.format === 'pam') rows.push(['supersessions', String(report.supersessions)])
+  if (report.format === 'source' && report.emptiedChunks > 0) rows.push(['emptied', `${plural(report.emptiedChunks, 'chunk')} of documents that shrank`])
   rows.push(['warnings', warnings.length === 0 ? 'none' : String(warnings.length)])
   const width = Math.max(...rows.map(([label]) => label.length))
   const extra: { [key: string]: JsonValue } = report.format === 'mem'
     ? { tombstones: report.tombstones, passthrough: report.passthrough, generator: report.manifest.generator, exportMode: report.manifest.exportMode }
-    : report.format === 'pam' ? { signer: report.signer, entries: report.entries, supersessions: report.supersessions } : { source: report.source }
+    : report.format === 'pam' ? { signer: report.signer, entries: report.entries, supersessions: report.supersessions } : { source: report.source, emptiedChunks: report.emptiedChunks }
   return {
     text: [
       `imported ${source.given} (${whatOf(report)})`,

@@ -384,6 +384,17 @@ export class Memory {
     return this.core.reader.search(query, parseFilter(raw), limit)
   }
 
+  /**
+   * Ids of the records that name `id` in a parent or reference field (a chunk its resource, a
+   * fact its episode, an edge its entities and evidence…), in id order, deleted ones included:
+   * `lookup` tells which are still shown.
+   */
+  async referrers(id: string): Promise<string[]> {
+    const target = assertNonEmptyString(id, 'id')
+    await this.core.settled()
+    return this.core.reader.referrers(target)
+  }
+
   /** The events that shaped a record, oldest first (bodies of deleted content are erased). */
   async history(id: string): Promise<HistoryItem[]> {
     await this.core.settled()

@@ -270,6 +270,14 @@ export class ProjectionReader {
     return out
   }
 
+  /** Ids of the records whose state names `id` in a parent or reference field (deleted ones included), in id order. */
+  async referrers(id: string): Promise<string[]> {
+    const prefix = this.keys.referencePrefix(id)
+    const out: string[] = []
+    for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) out.push(idFromKey(key))
+    return out
+  }
+
   /**
    * SHA-256 over every view and every tombstone, in key order: equal on two replicas exactly
    * when they show the same records and the same deletions.

@@ -524,6 +524,44 @@ describe('adapters through import({ from })', () => {
     expect(memory.versionVector()).toEqual(before)
   })
 
+  it('claude-export: a project document that shrank has its trailing chunks emptied, and they fill again when it grows', async () => {
+    const memory = await open()
+    const dir = tempDir()
+    // Paragraphs of ~1,000 code points, each with a word of its own: ten of them make two chunks.
+    const paragraph = (i: number): string => `Paragraph ${i} mentions zebra${i}. ${'lorem ipsum dolor sit amet '.repeat(36)}`
+    const exportWith = (paragraphs: number): string => {
+      const file = path.join(dir, `projects-${paragraphs}.json`)
+      const content = Array.from({ length: paragraphs }, (_, i) => paragraph(i)).join('\n\n')
+      writeFileSync(file, JSON.stringify([{ uuid: 'proj-1', name: 'Notes', created_at: '2025-02-10T09:00:00Z', docs: [{ uuid: 'doc-1', filename: 'notes.md', content }] }]))
+      return file
+    }
+    const chunksOf = async (): Promise<string[]> => {
+      const [resource] = (await memory.query({ kind: 'resource', limit: 5 })).records
+      const views = await memory.lookup(await memory.referrers(resource?.id as string))
+      return views.flatMap(({ view }) => (view?.kind === 'chunk' ? [view] : [])).sort((a, b) => (a.position as number) - (b.position as number)).map((view) => view.text as string)
+    }
+    const long = await memory.import(exportWith(10), { from: 'claude-export' })
+    expect(long.format === 'source' && [long.imported.chunk, long.emptiedChunks]).toEqual([2, 0])
+    expect((await memory.search('zebra9')).map((hit) => hit.record.kind)).toEqual(['chunk'])
+
+    const short = await memory.import(exportWith(3), { from: 'claude-export' })
+    expect(short.format === 'source' && short.emptiedChunks).toBe(1)
+    expect((await chunksOf()).map((text) => text.length > 0)).toEqual([true, false])
+    expect(await memory.search('zebra9')).toEqual([])
+    expect((await memory.search('zebra2')).map((hit) => hit.record.kind)).toEqual(['chunk'])
+
+    // The same export again writes nothing: the emptied chunk is already empty.
+    const before = memory.versionVector()
+    const again = await memory.import(exportWith(3), { from: 'claude-export' })
+    expect(again.format === 'source' && [again.imported, again.emptiedChunks]).toEqual([{}, 0])
+    expect(memory.versionVector()).toEqual(before)
+
+    const grown = await memory.import(exportWith(10), { from: 'claude-export' })
+    expect(grown.format === 'source' && grown.emptiedChunks).toBe(0)
+    expect((await chunksOf()).every((text) => text.length > 0)).toBe(true)
+    expect((await memory.search('zebra9')).map((hit) => hit.record.kind)).toEqual(['chunk'])
+  })
+
   it('a malformed source is refused naming the file, and nothing is written', async () => {
     const memory = await open()
     const file = path.join(tempDir(), 'broken.json')
