@@ -8,7 +8,9 @@
  */
 import type { Memory } from '../memory/index.js'
 import { formatTimestamp, type RecordKind } from '../projection/index.js'
-import { importSource, type AdapterWarning, type SourceName } from './adapters/index.js'
+import { CairnError } from '../errors.js'
+import { hashId } from './adapters/import-context.js'
+import { importSource, type AdapterWarning, type SourceName, type WholeDocument } from './adapters/index.js'
 import type { JsonObject } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
 
@@ -31,30 +33,48 @@ export interface SourceImportReport extends MergeReport {
 const EMPTY_BATCH = 1000
 
 /**
- * An adapter reads each document whole, so the chunks it gives a resource are all of that
- * resource's chunks. A chunk held here for one of its resources that the import lacks (the
- * document shrank since the last import) is emptied: its text becomes '', so search no longer
- * finds the old words, and its id stays usable for when the document grows again (a deletion
- * would block that id forever, delete-wins). Already empty, it is left alone, so importing the
- * same export again writes nothing.
+ * A document an adapter read whole now has all its chunks in the import; chunks it made before
+ * past the document's new end (it shrank) are emptied: their text becomes '', so search no
+ * longer finds the old words, and their ids stay usable for when the document grows again (a
+ * deletion would block an id forever, delete-wins). Only the chunks the adapter itself makes
+ * are touched: same resource, the id its scheme gives their position, a position past the end.
+ * Chunks already empty are left alone, so importing the same export again writes nothing; and
+ * nothing is emptied under a resource that is not shown here (deleted, redacted).
  */
-async function emptyStaleChunks(memory: Memory, records: Partial<Record<RecordKind, JsonObject[]>>): Promise<number> {
-  const imported = new Set((records.chunk ?? []).map((chunk) => chunk.id))
-  const candidates: { id: string; resource: string }[] = []
-  for (const resource of records.resource ?? []) {
-    const id = resource.id as string
-    for (const referrer of await memory.referrers(id)) if (!imported.has(referrer)) candidates.push({ id: referrer, resource: id })
+async function emptyStaleChunks(memory: Memory, documents: readonly WholeDocument[]): Promise<number> {
+  const resources = await memory.lookup(documents.map(({ resource }) => resource))
+  const candidates: string[] = []
+  for (const [i, document] of documents.entries()) {
+    if (resources[i]?.status !== 'visible') continue
+    const referrers = await memory.referrers(document.resource)
+    const held = await memory.lookup(referrers)
+    referrers.forEach((id, j) => {
+      const view = held[j]?.view
+      if (held[j]?.status !== 'visible' || view?.kind !== 'chunk' || view.resourceID !== document.resource || view.text === '') return
+      const position = view.position
+      if (typeof position === 'number' && position >= document.chunks && id === hashId('chk_', ...document.chunkIdParts, String(position))) candidates.push(id)
+    })
   }
-  if (candidates.length === 0) return 0
-  const held = await memory.lookup(candidates.map(({ id }) => id))
-  const stale = candidates.filter(({ resource }, i) => {
-    const view = held[i]?.view
-    return held[i]?.status === 'visible' && view?.kind === 'chunk' && view.resourceID === resource && view.text !== ''
-  })
-  for (let start = 0; start < stale.length; start += EMPTY_BATCH) {
-    await memory.updateMany(stale.slice(start, start + EMPTY_BATCH).map(({ id }) => ({ id, changes: { set: { text: '' } } })))
+  let emptied = 0
+  for (let start = 0; start < candidates.length; start += EMPTY_BATCH) {
+    const batch = candidates.slice(start, start + EMPTY_BATCH)
+    try {
+      await memory.updateMany(batch.map((id) => ({ id, changes: { set: { text: '' } } })))
+      emptied += batch.length
+    } catch (error) {
+      if (!(error instanceof CairnError)) throw error
+      // A chunk was deleted or redacted since it was looked up (a peer's sync): empty the others.
+      for (const id of batch) {
+        try {
+          await memory.update(id, { set: { text: '' } })
+          emptied++
+        } catch (single) {
+          if (!(single instanceof CairnError)) throw single
+        }
+      }
+    }
   }
-  return stale.length
+  return emptied
 }
 
 /** @throws InputError / LimitError from reading and mapping the source, naming the file and line; nothing is written then */
@@ -72,6 +92,6 @@ export async function importFromSource(memory: Memory, path: string, options: So
     placeholder: formatTimestamp(nowMs),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   })
-  const emptiedChunks = await emptyStaleChunks(memory, records)
+  const emptiedChunks = result.documents === undefined ? 0 : await emptyStaleChunks(memory, result.documents)
   return { ...merged, source: result.source, emptiedChunks, warnings: result.warnings }
 }

@@ -386,8 +386,8 @@ export class Memory {
 
   /**
    * Ids of the records that name `id` in a parent or reference field (a chunk its resource, a
-   * fact its episode, an edge its entities and evidence…), in id order, deleted ones included:
-   * `lookup` tells which are still shown.
+   * fact its episode, an edge its entities and evidence…). A deleted or redacted record names
+   * nothing any more, so it is not listed. The order is the index's, not a sort by id.
    */
   async referrers(id: string): Promise<string[]> {
     const target = assertNonEmptyString(id, 'id')

@@ -11,6 +11,7 @@ import { validateMemBundle } from '../../src/bundle/mem/index.js'
 import { verifyLogSnapshot } from '../../src/bundle/log-snapshot.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
+import { InputError } from '../../src/errors.js'
 import { editFile, editManifest, FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
 import { rejection } from '../helpers/error-code.js'
 import { zipArchive } from '../helpers/zip-writer.js'
@@ -560,6 +561,30 @@ describe('adapters through import({ from })', () => {
     expect(grown.format === 'source' && grown.emptiedChunks).toBe(0)
     expect((await chunksOf()).every((text) => text.length > 0)).toBe(true)
     expect((await memory.search('zebra9')).map((hit) => hit.record.kind)).toEqual(['chunk'])
+
+    // A chunk someone else attached to the resource is not the adapter's: never emptied.
+    const [resource] = (await memory.query({ kind: 'resource', limit: 5 })).records
+    const own = await memory.remember({ kind: 'chunk', resourceID: resource?.id as string, position: 7, text: 'my own note about giraffes' })
+    const shrunk = await memory.import(exportWith(3), { from: 'claude-export' })
+    expect(shrunk.format === 'source' && shrunk.emptiedChunks).toBe(1)
+    expect((await memory.get(own))?.text).toBe('my own note about giraffes')
+    expect((await memory.search('giraffes')).map((hit) => hit.record.id)).toEqual([own])
+
+    // A chunk deleted by a peer between the lookup and the update does not fail the import: the others are emptied.
+    await memory.import(exportWith(10), { from: 'claude-export' })
+    expect((await memory.search('zebra9')).length).toBe(1)
+    const updateMany = vi.spyOn(memory, 'updateMany').mockRejectedValueOnce(new InputError('FORGOTTEN', 'deleted meanwhile', {}))
+    const raced = await memory.import(exportWith(3), { from: 'claude-export' })
+    expect(updateMany).toHaveBeenCalledTimes(1)
+    updateMany.mockRestore()
+    expect(raced.format === 'source' && raced.emptiedChunks).toBe(1)
+    expect(await memory.search('zebra9')).toEqual([])
+
+    // Under a redacted resource nothing is emptied (the merge leaves it alone too).
+    await memory.import(exportWith(10), { from: 'claude-export' })
+    await memory.redact(resource?.id as string)
+    const redacted = await memory.import(exportWith(3), { from: 'claude-export' })
+    expect(redacted.format === 'source' && [redacted.emptiedChunks, redacted.blocked > 0]).toEqual([0, true])
   })
 
   it('a malformed source is refused naming the file, and nothing is written', async () => {

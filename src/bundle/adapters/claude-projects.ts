@@ -90,9 +90,12 @@ function addDocument(context: ImportContext, doc: FieldReader, index: number, pr
     contentHash: sha256Hex(content), title: filename, summary: firstCodePoints(pyStrip(content)), created, modified: created,
     contextID: project.uuid,
   }, doc.where())
-  chunkText(content).forEach((text, position) => {
-    context.add('chunk', { id: hashId('chk_', 'claude', 'project-doc', resourceId, String(position)), resourceID: resourceId, position, text, contextID: project.uuid }, doc.where('content'))
+  const chunkIdParts = ['claude', 'project-doc', resourceId]
+  const pieces = chunkText(content)
+  pieces.forEach((text, position) => {
+    context.add('chunk', { id: hashId('chk_', ...chunkIdParts, String(position)), resourceID: resourceId, position, text, contextID: project.uuid }, doc.where('content'))
   })
+  context.wholeDocument({ resource: resourceId, chunks: pieces.length, chunkIdParts })
 }
 
 /** One project of projects.json. @throws InputError MISSING_FIELD, WRONG_TYPE */

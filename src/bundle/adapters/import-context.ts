@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto'
 import { CairnError, InputError, relocate, type ErrorLocation } from '../../errors.js'
 import { canonicalJson, defaultCrypto, type JsonValue } from '../../log/index.js'
 import { formatTimestamp, newRecordId, readRecordId, validateCreate, type RecordKind } from '../../projection/index.js'
-import type { AdapterInput, AdapterOptions, AdapterResult, AdapterWarning, ImportedRecord, SourceName } from './types.js'
+import type { AdapterInput, AdapterOptions, AdapterResult, AdapterWarning, ImportedRecord, SourceName, WholeDocument } from './types.js'
 
 /** Hex characters of SHA-256 kept in a deterministic id: 96 bits, as PM's `tx_` ids and memory-model H. */
 const HASH_ID_HEX = 24
@@ -75,6 +75,7 @@ export class ImportContext {
   private readonly records: ImportedRecord[] = []
   private readonly byId = new Map<string, ImportedRecord>()
   private readonly warnings: AdapterWarning[] = []
+  private readonly documents: WholeDocument[] = []
 
   /** @throws InputError WRONG_TYPE, BAD_TIMESTAMP for bad options */
   constructor(readonly source: SourceName, readonly prefix: string, options: AdapterOptions = {}) {
@@ -145,7 +146,12 @@ export class ImportContext {
     return record
   }
 
+  /** Records a document read whole: its resource and chunks (see WholeDocument). */
+  wholeDocument(document: WholeDocument): void {
+    this.documents.push(document)
+  }
+
   result(): AdapterResult {
-    return { source: this.source, records: [...this.records], warnings: [...this.warnings] }
+    return { source: this.source, records: [...this.records], warnings: [...this.warnings], ...(this.documents.length > 0 ? { documents: [...this.documents] } : {}) }
   }
 }

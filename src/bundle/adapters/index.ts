@@ -3,7 +3,7 @@
  * --from <source>`). Each adapter is pure (source data in, validated records and warnings out);
  * read-source.ts reads files and directories and dispatches.
  */
-export { SOURCE_NAMES, type SourceName, type SourceFile, type AdapterInput, type AdapterOptions, type AdapterResult, type AdapterWarning, type ImportedRecord, type Adapter } from './types.js'
+export { SOURCE_NAMES, type SourceName, type SourceFile, type AdapterInput, type AdapterOptions, type AdapterResult, type AdapterWarning, type ImportedRecord, type WholeDocument, type Adapter } from './types.js'
 export { ADAPTERS, detectSource, DETECT_BYTES } from './registry.js'
 export { readSource, importSource, MAX_SOURCE_FILES, type SourceRead, type ReadSourceOptions } from './read-source.js'
 export { MAX_SOURCE_BYTES, MAX_LINE_BYTES } from './source-text.js'

@@ -56,10 +56,23 @@ export interface AdapterWarning {
   readonly where: ErrorLocation
 }
 
+/**
+ * A document the adapter read whole and cut into chunks: its resource, how many chunks it has
+ * now, and how their ids are made (`hashId('chk_', ...chunkIdParts, String(position))`), so the
+ * import can find the chunks it made earlier past the document's new end.
+ */
+export interface WholeDocument {
+  readonly resource: string
+  readonly chunks: number
+  readonly chunkIdParts: readonly string[]
+}
+
 export interface AdapterResult {
   readonly source: SourceName
   readonly records: readonly ImportedRecord[]
   readonly warnings: readonly AdapterWarning[]
+  /** Documents given whole (Claude project documents); absent when the source has none. */
+  readonly documents?: readonly WholeDocument[]
 }
 
 export interface Adapter {
