@@ -8,7 +8,7 @@
  */
 import type { Memory } from '../memory/index.js'
 import { formatTimestamp, type RecordKind } from '../projection/index.js'
-import { CairnError } from '../errors.js'
+import { InputError } from '../errors.js'
 import { hashId } from './adapters/import-context.js'
 import { importSource, type AdapterWarning, type SourceName, type WholeDocument } from './adapters/index.js'
 import type { JsonObject } from './mem/index.js'
@@ -32,44 +32,48 @@ export interface SourceImportReport extends MergeReport {
 /** Stale chunks are emptied in batches of this many updates. */
 const EMPTY_BATCH = 1000
 
+/** Why an update of a chunk looked up a moment ago can be refused: it was deleted or redacted since (a peer's sync). */
+const GONE_SINCE = new Set(['FORGOTTEN', 'REDACTED', 'UNKNOWN_RECORD'])
+
 /**
- * A document an adapter read whole now has all its chunks in the import; chunks it made before
- * past the document's new end (it shrank) are emptied: their text becomes '', so search no
- * longer finds the old words, and their ids stay usable for when the document grows again (a
- * deletion would block an id forever, delete-wins). Only the chunks the adapter itself makes
- * are touched: same resource, the id its scheme gives their position, a position past the end.
- * Chunks already empty are left alone, so importing the same export again writes nothing; and
- * nothing is emptied under a resource that is not shown here (deleted, redacted).
+ * A document an adapter read whole has all its chunks in the import; chunks the adapter made
+ * for it before that the import lacks (the document shrank) are emptied: their text becomes '',
+ * so search no longer finds the old words, and their ids stay usable for when the document
+ * grows again (a deletion would block an id forever, delete-wins). Only the adapter's own chunks
+ * are touched: same resource, and the id its scheme gives their position. Chunks already empty
+ * are left alone, so importing the same export again writes nothing; nothing is emptied under a
+ * resource that is not shown here (deleted, redacted).
  */
-async function emptyStaleChunks(memory: Memory, documents: readonly WholeDocument[]): Promise<number> {
+async function emptyStaleChunks(memory: Memory, documents: readonly WholeDocument[], importedChunks: ReadonlySet<string>): Promise<number> {
   const resources = await memory.lookup(documents.map(({ resource }) => resource))
-  const candidates: string[] = []
+  const stale = new Set<string>()
   for (const [i, document] of documents.entries()) {
     if (resources[i]?.status !== 'visible') continue
     const referrers = await memory.referrers(document.resource)
     const held = await memory.lookup(referrers)
     referrers.forEach((id, j) => {
       const view = held[j]?.view
-      if (held[j]?.status !== 'visible' || view?.kind !== 'chunk' || view.resourceID !== document.resource || view.text === '') return
+      if (importedChunks.has(id) || held[j]?.status !== 'visible' || view?.kind !== 'chunk' || view.resourceID !== document.resource || view.text === '') return
       const position = view.position
-      if (typeof position === 'number' && position >= document.chunks && id === hashId('chk_', ...document.chunkIdParts, String(position))) candidates.push(id)
+      if (typeof position === 'number' && id === hashId('chk_', ...document.chunkIdParts, String(position))) stale.add(id)
     })
   }
+  const ids = [...stale]
   let emptied = 0
-  for (let start = 0; start < candidates.length; start += EMPTY_BATCH) {
-    const batch = candidates.slice(start, start + EMPTY_BATCH)
+  for (let start = 0; start < ids.length; start += EMPTY_BATCH) {
+    const batch = ids.slice(start, start + EMPTY_BATCH)
     try {
       await memory.updateMany(batch.map((id) => ({ id, changes: { set: { text: '' } } })))
       emptied += batch.length
     } catch (error) {
-      if (!(error instanceof CairnError)) throw error
-      // A chunk was deleted or redacted since it was looked up (a peer's sync): empty the others.
+      if (!(error instanceof InputError && GONE_SINCE.has(error.code))) throw error
+      // updateMany checks every id before it writes any: empty the others one by one.
       for (const id of batch) {
         try {
           await memory.update(id, { set: { text: '' } })
           emptied++
         } catch (single) {
-          if (!(single instanceof CairnError)) throw single
+          if (!(single instanceof InputError && GONE_SINCE.has(single.code))) throw single
         }
       }
     }
@@ -92,6 +96,6 @@ export async function importFromSource(memory: Memory, path: string, options: So
     placeholder: formatTimestamp(nowMs),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   })
-  const emptiedChunks = result.documents === undefined ? 0 : await emptyStaleChunks(memory, result.documents)
+  const emptiedChunks = result.documents === undefined ? 0 : await emptyStaleChunks(memory, result.documents, new Set((records.chunk ?? []).map((chunk) => chunk.id as string)))
   return { ...merged, source: result.source, emptiedChunks, warnings: result.warnings }
 }

@@ -386,8 +386,9 @@ export class Memory {
 
   /**
    * Ids of the records that name `id` in a parent or reference field (a chunk its resource, a
-   * fact its episode, an edge its entities and evidence…). A deleted or redacted record names
-   * nothing any more, so it is not listed. The order is the index's, not a sort by id.
+   * fact its episode, an edge its entities and evidence…), from the reference index. A deleted
+   * or redacted record names nothing any more, so it is not listed; `lookup` tells what each
+   * listed id shows. The order is the index's, not a sort by id.
    */
   async referrers(id: string): Promise<string[]> {
     const target = assertNonEmptyString(id, 'id')

@@ -270,7 +270,7 @@ export class ProjectionReader {
     return out
   }
 
-  /** Ids of the shown records (not deleted or redacted ones) that name `id` in a parent or reference field, in the index's key order. */
+  /** Ids of the records whose state names `id` in a parent or reference field (deleted and redacted ones name nothing), in the index's key order. */
   async referrers(id: string): Promise<string[]> {
     const prefix = this.keys.referencePrefix(id)
     const out: string[] = []

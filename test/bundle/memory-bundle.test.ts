@@ -11,7 +11,7 @@ import { validateMemBundle } from '../../src/bundle/mem/index.js'
 import { verifyLogSnapshot } from '../../src/bundle/log-snapshot.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
-import { InputError } from '../../src/errors.js'
+import { InputError, StorageError } from '../../src/errors.js'
 import { editFile, editManifest, FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
 import { rejection } from '../helpers/error-code.js'
 import { zipArchive } from '../helpers/zip-writer.js'
@@ -579,6 +579,21 @@ describe('adapters through import({ from })', () => {
     updateMany.mockRestore()
     expect(raced.format === 'source' && raced.emptiedChunks).toBe(1)
     expect(await memory.search('zebra9')).toEqual([])
+
+    // Anything else that refuses the update (a closed store) is not swallowed.
+    await memory.import(exportWith(10), { from: 'claude-export' })
+    const failing = vi.spyOn(memory, 'updateMany').mockRejectedValueOnce(new StorageError('STORAGE_FAILED', 'closed', {}))
+    expect((await rejection(memory.import(exportWith(3), { from: 'claude-export' }))).code).toBe('STORAGE_FAILED')
+    failing.mockRestore()
+
+    // One import holding the document twice, long then short: the first copy's chunks are kept
+    // (the second is a duplicate), and none of the import's own chunks is emptied.
+    await memory.import(exportWith(10), { from: 'claude-export' })
+    const twice = path.join(dir, 'twice.json')
+    writeFileSync(twice, JSON.stringify([...JSON.parse(readFileSync(exportWith(10), 'utf8')), ...JSON.parse(readFileSync(exportWith(3), 'utf8'))]))
+    const doubled = await memory.import(twice, { from: 'claude-export' })
+    expect(doubled.format === 'source' && doubled.emptiedChunks).toBe(0)
+    expect((await memory.search('zebra9')).length).toBe(1)
 
     // Under a redacted resource nothing is emptied (the merge leaves it alone too).
     await memory.import(exportWith(10), { from: 'claude-export' })

@@ -91,11 +91,10 @@ function addDocument(context: ImportContext, doc: FieldReader, index: number, pr
     contextID: project.uuid,
   }, doc.where())
   const chunkIdParts = ['claude', 'project-doc', resourceId]
-  const pieces = chunkText(content)
-  pieces.forEach((text, position) => {
+  chunkText(content).forEach((text, position) => {
     context.add('chunk', { id: hashId('chk_', ...chunkIdParts, String(position)), resourceID: resourceId, position, text, contextID: project.uuid }, doc.where('content'))
   })
-  context.wholeDocument({ resource: resourceId, chunks: pieces.length, chunkIdParts })
+  context.wholeDocument({ resource: resourceId, chunkIdParts })
 }
 
 /** One project of projects.json. @throws InputError MISSING_FIELD, WRONG_TYPE */

@@ -146,9 +146,9 @@ export class ImportContext {
     return record
   }
 
-  /** Records a document read whole: its resource and chunks (see WholeDocument). */
+  /** Records a document read whole (see WholeDocument); a resource met again keeps its first. */
   wholeDocument(document: WholeDocument): void {
-    this.documents.push(document)
+    if (!this.documents.some(({ resource }) => resource === document.resource)) this.documents.push(document)
   }
 
   result(): AdapterResult {

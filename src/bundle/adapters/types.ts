@@ -57,13 +57,12 @@ export interface AdapterWarning {
 }
 
 /**
- * A document the adapter read whole and cut into chunks: its resource, how many chunks it has
- * now, and how their ids are made (`hashId('chk_', ...chunkIdParts, String(position))`), so the
- * import can find the chunks it made earlier past the document's new end.
+ * A document the adapter read whole and cut into chunks: its resource, and how its chunk ids are
+ * made (`hashId('chk_', ...chunkIdParts, String(position))`), so the import can find the chunks
+ * it made earlier that the document no longer has. One per resource.
  */
 export interface WholeDocument {
   readonly resource: string
-  readonly chunks: number
   readonly chunkIdParts: readonly string[]
 }
 
