@@ -16,7 +16,8 @@
  *   `claude-project:<project uuid>/<doc uuid>`) and its content as `chunk`s of at most
  *   CHUNK_CODE_POINTS, cut at a paragraph, line or word boundary when there is one; both carry
  *   contextID = the project uuid. Chunk ids are the resource and the position, so a re-imported
- *   document rewrites its chunks in place, and the import empties those past its new end
+ *   document rewrites its chunks in place; each document is declared whole (`wholeDocument`),
+ *   and the import empties the chunks it made earlier that the document no longer has
  *   (source-import.ts). A resource has no metadata, so everything of a document but
  *   its content (its times as written, keys with no field) stays on the project episode as
  *   `claude_docs`, the canonical JSON of the list.
