@@ -99,9 +99,8 @@ describe('ViewLine', () => {
       expect(cut.line().toString('utf8')).toBe(codecLine(later))
       for (const key of Object.keys(later)) expect(cut.value(key), key).toEqual(later[key])
     }
-    const context = ViewLine.of(bytesOf({ ...episode, contextID: 'ctx_x', cz: 1 }))
     ViewLine.of(bytesOf({ ...episode, ['contextID":"ctx_x","cz']: 1 }))
-    expect(ViewLine.of(bytesOf({ ...episode, contextID: 'ctx_x', cz: 1 }))?.value('contextID')).toBe(context?.value('contextID'))
+    expect(ViewLine.of(bytesOf({ ...episode, contextID: 'ctx_x', cz: 1 }))?.value('contextID')).toBe('ctx_x')
   })
 
   it.each([

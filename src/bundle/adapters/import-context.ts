@@ -75,7 +75,8 @@ export class ImportContext {
   private readonly records: ImportedRecord[] = []
   private readonly byId = new Map<string, ImportedRecord>()
   private readonly warnings: AdapterWarning[] = []
-  private readonly documents: WholeDocument[] = []
+  /** Documents read whole, by resource id. */
+  private readonly documents = new Map<string, WholeDocument>()
 
   /** @throws InputError WRONG_TYPE, BAD_TIMESTAMP for bad options */
   constructor(readonly source: SourceName, readonly prefix: string, options: AdapterOptions = {}) {
@@ -148,10 +149,10 @@ export class ImportContext {
 
   /** Records a document read whole (see WholeDocument); a resource met again keeps its first. */
   wholeDocument(document: WholeDocument): void {
-    if (!this.documents.some(({ resource }) => resource === document.resource)) this.documents.push(document)
+    if (!this.documents.has(document.resource)) this.documents.set(document.resource, document)
   }
 
   result(): AdapterResult {
-    return { source: this.source, records: [...this.records], warnings: [...this.warnings], ...(this.documents.length > 0 ? { documents: [...this.documents] } : {}) }
+    return { source: this.source, records: [...this.records], warnings: [...this.warnings], ...(this.documents.size > 0 ? { documents: [...this.documents.values()] } : {}) }
   }
 }
