@@ -52,8 +52,12 @@ export function parseScope(value: unknown, label = 'scope'): TokenScope {
   if (raw.tags !== undefined) {
     const tags = assertOptions(raw.tags, ['any', 'all', 'none'], `${label}.tags`)
     const out: { any?: string[]; all?: string[]; none?: string[] } = {}
-    for (const part of ['any', 'all', 'none'] as const) if (tags[part] !== undefined) out[part] = strings(tags[part], `${label}.tags.${part}`)
-    scope.tags = out
+    for (const part of ['any', 'all', 'none'] as const) {
+      const list = tags[part] === undefined ? [] : strings(tags[part], `${label}.tags.${part}`)
+      if (list.length > 0) out[part] = list
+    }
+    // A predicate with no part would hold for every record: it is no predicate at all.
+    if (Object.keys(out).length > 0) scope.tags = out
   }
   if (!scope.all && !scope.ids?.length && !scope.kinds?.length && !scope.tags) {
     throw new InputError('EMPTY_SCOPE', 'a scope names ids, kinds, tags, or all', { field: label })
@@ -61,10 +65,16 @@ export function parseScope(value: unknown, label = 'scope'): TokenScope {
   return scope
 }
 
+/** Whether a tag predicate names any tag (an empty one would hold for every record). */
+function hasTagParts(tags: TokenScope['tags']): boolean {
+  return tags !== undefined && Boolean(tags.any?.length || tags.all?.length || tags.none?.length)
+}
+
 export function scopeAllows(scope: TokenScope, record: ScopedRecord): boolean {
   if (scope.all) return true
   if (scope.ids?.includes(record.id)) return true
-  if (!scope.kinds?.length && !scope.tags) return false
+  // Only kinds or a tag predicate that names something reach further than the listed ids.
+  if (!scope.kinds?.length && !hasTagParts(scope.tags)) return false
   if (scope.kinds?.length && !scope.kinds.includes(record.kind as RecordKind)) return false
   const tags = scope.tags
   if (tags) {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createToken, CLOCK_SKEW_MS, decodeToken, verifyToken, type TokenContext } from '../../src/auth/index.js'
+import { createToken, CLOCK_SKEW_MS, decodeToken, scopeAllows, verifyToken, type TokenContext } from '../../src/auth/index.js'
 import { AuthError, CairnError, LimitError } from '../../src/errors.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { defaultCrypto, Identity } from '../../src/log/index.js'
@@ -149,8 +149,25 @@ describe('capability tokens (units)', () => {
     expect(refusal(() => issue({ permissions: ['read', 'fly'] })).where.field).toBe('token.permissions[1]')
     expect(refusal(() => issue({ audience: 'AB'.repeat(32) })).where.field).toBe('token.audience')
     expect(refusal(() => issue({ scope: {} })).code).toBe('EMPTY_SCOPE')
+    // A tag predicate that names no tag would hold for every record: it is no scope at all.
+    for (const tags of [{}, { any: [] }, { all: [], none: [] }, { any: [], all: [], none: [] }]) {
+      expect(refusal(() => issue({ scope: { tags } })).code, JSON.stringify(tags)).toBe('EMPTY_SCOPE')
+    }
+    expect(decodeToken(issue({ scope: { kinds: ['fact'], tags: { any: [], none: ['secret'] } } }), crypto).scope).toEqual({ kinds: ['fact'], tags: { none: ['secret'] } })
     expect(refusal(() => issue({ scope: { kinds: ['feelings'] } })).code).toBe('UNKNOWN_KIND')
     expect(refusal(() => issue({ expiresInMs: 0 })).where.field).toBe('token.expiresIn')
+  })
+})
+
+describe('scopeAllows', () => {
+  const fact = { id: 'fact_1', kind: 'fact', tags: ['work'] }
+  it('lets an empty tag predicate reach nothing beyond the listed ids, however the scope was built', () => {
+    expect(scopeAllows({ tags: {} }, fact)).toBe(false)
+    expect(scopeAllows({ tags: { any: [], all: [], none: [] } }, fact)).toBe(false)
+    expect(scopeAllows({ ids: ['fact_1'], tags: {} }, fact)).toBe(true)
+    expect(scopeAllows({ tags: { none: ['secret'] } }, fact)).toBe(true)
+    expect(scopeAllows({ tags: { none: ['work'] } }, fact)).toBe(false)
+    expect(scopeAllows({ kinds: ['fact'], tags: {} }, fact)).toBe(true)
   })
 })
 
