@@ -7,6 +7,7 @@
  * Materialized order: by the stamp of each element's earliest surviving add, then by position
  * within that add: a list added in one operation keeps its order, and every replica agrees.
  */
+import { ownEntry, RESERVED_KEY } from './own-keys.js'
 import { compareStamps, stampSeenBy, type Stamp } from './stamp.js'
 
 export interface Dot {
@@ -20,7 +21,8 @@ export type AddWinsSet = Readonly<Record<string, readonly Dot[]>>
 export function addToSet(set: AddWinsSet, elements: readonly string[], stamp: Stamp): AddWinsSet {
   const out: Record<string, readonly Dot[]> = { ...set }
   elements.forEach((element, position) => {
-    const dots = out[element] ?? []
+    if (element === RESERVED_KEY) return
+    const dots = ownEntry(out, element) ?? []
     if (!dots.some((dot) => compareStamps(dot.stamp, stamp) === 0)) out[element] = [...dots, { stamp, position }]
   })
   return out
@@ -30,7 +32,7 @@ export function addToSet(set: AddWinsSet, elements: readonly string[], stamp: St
 export function removeFromSet(set: AddWinsSet, elements: readonly string[], seen: Readonly<Record<string, number>>): AddWinsSet {
   const out: Record<string, readonly Dot[]> = { ...set }
   for (const element of elements) {
-    const dots = out[element]
+    const dots = ownEntry(out, element)
     if (!dots) continue
     const surviving = dots.filter((dot) => !stampSeenBy(dot.stamp, seen))
     if (surviving.length > 0) out[element] = surviving

@@ -19,6 +19,7 @@
 import type { JsonValue } from '../log/index.js'
 import { addToSet, removeFromSet, type AddWinsSet } from './add-wins-set.js'
 import { applyTextChanges, baseTextDocument } from './collaborative-text.js'
+import { ownEntry, RESERVED_KEY } from './own-keys.js'
 import { writeRegister, type Register } from './register.js'
 import { compareStamps, type Stamp } from './stamp.js'
 import type { Supersession } from './supersession.js'
@@ -113,24 +114,31 @@ function draftOf(state: RecordState): Draft {
   }
 }
 
+/** Writes unknown fields (ext); `undefined` unsets. */
+function writeExt(draft: Draft, entries: readonly (readonly [string, JsonValue | undefined])[], stamp: Stamp): void {
+  for (const [key, value] of entries) if (key !== RESERVED_KEY) draft.ext[key] = writeRegister(ownEntry(draft.ext, key), value, stamp)
+}
+
 function setField(draft: Draft, field: string, value: JsonValue | undefined, context: OperationContext): void {
   const mergeClass = context.mergeClassOf(field)
   const { stamp } = context
   if (mergeClass === 'set') {
     const elements = Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
-    draft.sets[field] = addToSet(draft.sets[field] ?? {}, elements, stamp)
+    draft.sets[field] = addToSet(ownEntry(draft.sets, field) ?? {}, elements, stamp)
   } else if (mergeClass === 'counter') {
-    draft.counters[field] = (draft.counters[field] ?? 0) + (typeof value === 'number' ? value : 0)
+    draft.counters[field] = (ownEntry(draft.counters, field) ?? 0) + (typeof value === 'number' ? value : 0)
   } else if (mergeClass === 'map') {
-    const map = { ...(draft.maps[field] ?? {}) }
+    const map = { ...(ownEntry(draft.maps, field) ?? {}) }
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      for (const [key, item] of Object.entries(value)) map[key] = writeRegister(map[key], item === null ? undefined : item, stamp)
+      for (const [key, item] of Object.entries(value)) {
+        if (key !== RESERVED_KEY) map[key] = writeRegister(ownEntry(map, key), item === null ? undefined : item, stamp)
+      }
     }
     draft.maps[field] = map
   } else if (mergeClass === 'text') {
     // Text content arrives as Automerge changes (the `texts` part of a create, or text ops).
-  } else {
-    draft.registers[field] = writeRegister(draft.registers[field], value, stamp)
+  } else if (field !== RESERVED_KEY) {
+    draft.registers[field] = writeRegister(ownEntry(draft.registers, field), value, stamp)
   }
 }
 
@@ -158,9 +166,9 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       const draft = draftOf(state)
       for (const [field, value] of Object.entries(operation.fields)) setField(draft, field, value, context)
       for (const [field, changes] of Object.entries(operation.texts ?? {})) {
-        draft.texts[field] = applyTextChanges(draft.texts[field] ?? baseTextDocument(), changes)
+        if (field !== RESERVED_KEY) draft.texts[field] = applyTextChanges(ownEntry(draft.texts, field) ?? baseTextDocument(), changes)
       }
-      for (const [key, value] of Object.entries(operation.ext ?? {})) draft.ext[key] = writeRegister(draft.ext[key], value, stamp)
+      writeExt(draft, Object.entries(operation.ext ?? {}), stamp)
       Object.assign(state, draft)
       break
     }
@@ -171,23 +179,29 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
         const dot = field.indexOf('.')
         if (dot > 0 && context.mergeClassOf(field.slice(0, dot)) === 'map') {
           const name = field.slice(0, dot)
-          const map = { ...(draft.maps[name] ?? {}) }
-          map[field.slice(dot + 1)] = writeRegister(map[field.slice(dot + 1)], undefined, stamp)
+          const key = field.slice(dot + 1)
+          const map = { ...(ownEntry(draft.maps, name) ?? {}) }
+          if (key !== RESERVED_KEY) map[key] = writeRegister(ownEntry(map, key), undefined, stamp)
           draft.maps[name] = map
         } else setField(draft, field, undefined, context)
       }
-      for (const [field, elements] of Object.entries(operation.add)) draft.sets[field] = addToSet(draft.sets[field] ?? {}, elements, stamp)
-      for (const [field, elements] of Object.entries(operation.remove)) {
-        draft.sets[field] = removeFromSet(draft.sets[field] ?? {}, elements, context.vector)
+      for (const [field, elements] of Object.entries(operation.add)) {
+        if (field !== RESERVED_KEY) draft.sets[field] = addToSet(ownEntry(draft.sets, field) ?? {}, elements, stamp)
       }
-      for (const [field, delta] of Object.entries(operation.increment)) draft.counters[field] = (draft.counters[field] ?? 0) + delta
-      for (const [key, value] of Object.entries(operation.ext)) draft.ext[key] = writeRegister(draft.ext[key], value, stamp)
-      for (const key of operation.unsetExt) draft.ext[key] = writeRegister(draft.ext[key], undefined, stamp)
+      for (const [field, elements] of Object.entries(operation.remove)) {
+        if (field !== RESERVED_KEY) draft.sets[field] = removeFromSet(ownEntry(draft.sets, field) ?? {}, elements, context.vector)
+      }
+      for (const [field, delta] of Object.entries(operation.increment)) {
+        if (field !== RESERVED_KEY) draft.counters[field] = (ownEntry(draft.counters, field) ?? 0) + delta
+      }
+      writeExt(draft, Object.entries(operation.ext), stamp)
+      writeExt(draft, operation.unsetExt.map((key) => [key, undefined]), stamp)
       Object.assign(state, draft)
       break
     }
     case 'text':
-      state.texts = { ...state.texts, [operation.field]: applyTextChanges(state.texts[operation.field] ?? baseTextDocument(), operation.changes) }
+      if (operation.field === RESERVED_KEY) break
+      state.texts = { ...state.texts, [operation.field]: applyTextChanges(ownEntry(state.texts, operation.field) ?? baseTextDocument(), operation.changes) }
       break
     case 'supersede':
       state.supersessions = [...state.supersessions, { ...operation.supersession, stamp, vector: context.vector }]

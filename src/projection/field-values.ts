@@ -9,6 +9,7 @@
  */
 import { assertArray, assertBoolean, assertObject, assertString, describeType, describeValue } from '../assert.js'
 import { InputError, LimitError } from '../errors.js'
+import { RESERVED_KEY } from '../crdt/own-keys.js'
 import type { JsonValue } from '../log/index.js'
 import type { FieldSpec } from './kind-table.js'
 import { normalizeTimestamp } from './timestamps.js'
@@ -36,6 +37,11 @@ export function indexLabel(parent: string, index: number): string {
 }
 
 /** Defines an own, enumerable data property: `target['__proto__'] = x` would set the prototype instead. */
+/** @throws InputError RESERVED_KEY: stored state keeps keys in objects (crdt/own-keys.ts), where this one is not data */
+export function refuseReservedKey(label: string): never {
+  throw new InputError('RESERVED_KEY', `${RESERVED_KEY} cannot be a key or a set element`, { field: label })
+}
+
 export function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }
@@ -53,6 +59,7 @@ export function ownEntries(object: Record<string, unknown>, label: string): [str
     const where = fieldLabel(label, key)
     if (!('value' in descriptor)) throw new InputError('NOT_JSON', 'an accessor property is not JSON data', { field: where })
     if (!key.isWellFormed()) throw new InputError('BAD_STRING', 'the key holds a lone surrogate, which has no UTF-8 form', { field: where })
+    if (key === RESERVED_KEY) refuseReservedKey(where)
     entries.push([key, descriptor.value])
   }
   return entries
@@ -96,6 +103,8 @@ export function readStringList(value: unknown, label: string, isSet: boolean): s
   for (let i = 0; i < items.length; i++) {
     const item = readString(items[i], indexLabel(label, i))
     if (seen !== undefined) {
+      // A set keeps its elements as keys (add-wins-set.ts).
+      if (item === RESERVED_KEY) refuseReservedKey(indexLabel(label, i))
       if (seen.has(item)) continue
       seen.add(item)
     }

@@ -16,7 +16,7 @@
 import { CLAIM_CLASSES, type ClaimClass, type RecordOperation } from '../crdt/index.js'
 import { CairnError } from '../errors.js'
 import type { EventBody, JsonValue } from '../log/index.js'
-import { isRecordKind, kindSpec, validatePatch, type RecordKind } from './kinds.js'
+import { fieldOf, isRecordKind, kindSpec, validatePatch, type RecordKind } from './kinds.js'
 
 export const MEMORY_OPS = {
   create: 'memory.create',
@@ -88,7 +88,7 @@ function decodeTexts(kind: RecordKind, value: unknown): Record<string, Uint8Arra
   if (!isObject(value)) return undefined
   const out: Record<string, Uint8Array[]> = {}
   for (const [field, changes] of Object.entries(value)) {
-    if (kindSpec(kind).fields[field]?.merge !== 'text') return undefined
+    if (fieldOf(kindSpec(kind), field)?.merge !== 'text') return undefined
     const decoded = decodeChanges(changes, true)
     if (!decoded) return undefined
     out[field] = decoded
@@ -134,7 +134,7 @@ export function decodeMemoryOperation(body: EventBody): MemoryOperation | undefi
       }
       case MEMORY_OPS.text: {
         const changes = decodeChanges(data.changes)
-        if (typeof data.field !== 'string' || kindSpec(kind).fields[data.field]?.merge !== 'text' || !changes) return undefined
+        if (typeof data.field !== 'string' || fieldOf(kindSpec(kind), data.field)?.merge !== 'text' || !changes) return undefined
         return { kind, id, operation: { type: 'text', field: data.field, changes } }
       }
       case MEMORY_OPS.supersede: {

@@ -12,7 +12,7 @@
 import { applyRecordOperation, emptyRecordState, type RecordState, type Tombstone } from '../crdt/index.js'
 import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
-import { kindSpec, type RecordKind } from './kinds.js'
+import { fieldOf, kindSpec, type RecordKind } from './kinds.js'
 import { materialize, referencedIds, type Materialized, type RecordView } from './materialize.js'
 import type { RecordCache } from './record-cache.js'
 import { createHash } from 'node:crypto'
@@ -280,7 +280,7 @@ export class ProjectionBatch {
     const { header } = event
     const stamp = { wall: header.clock.wall, logical: header.clock.logical, author: header.author, seq: header.seq }
     const spec = kindSpec(decoded.kind)
-    const result = applyRecordOperation(current, operation, { stamp, vector, mergeClassOf: (field) => spec.fields[field]?.merge })
+    const result = applyRecordOperation(current, operation, { stamp, vector, mergeClassOf: (field) => fieldOf(spec, field)?.merge })
     const opCode = operation.type === 'tombstone' ? TOMBSTONE_OP : CONTENT_OP
     if (result.ignored) {
       // Content aimed at a deleted record: erased, and not kept in its history.

@@ -77,11 +77,14 @@ describe('row decoding', () => {
     expect(record.vendorNull).toBeNull()
   })
 
-  it('keeps a key named __proto__ as data', () => {
-    const row = JSON.parse(JSON.stringify(episode('ep_1')).replace('{', '{"__proto__":{"x":1},')) as Record<string, unknown>
+  it('keeps keys named like Object.prototype members as data, and refuses __proto__ naming where', () => {
+    const row = JSON.parse(JSON.stringify(episode('ep_1')).replace('{', '{"constructor":{"x":1},"toString":"s",')) as Record<string, unknown>
     const { record } = decodeRecord('episode', row)
-    expect(Object.hasOwn(record, '__proto__')).toBe(true)
+    expect(record.constructor).toEqual({ x: 1 })
+    expect(record.toString).toBe('s')
     expect(Object.getPrototypeOf(record)).toBe(Object.prototype)
+    const reserved = JSON.parse(JSON.stringify(episode('ep_1')).replace('{', '{"__proto__":{"x":1},')) as Record<string, unknown>
+    expect(refusal(() => decodeRecord('episode', reserved))).toEqual({ code: 'RESERVED_KEY', field: 'episode.__proto__' })
   })
 
   it('keeps unknown keys on episodes only, and drops Cairn tags and contextID elsewhere', () => {

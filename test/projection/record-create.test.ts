@@ -125,10 +125,10 @@ describe('derived fields', () => {
 describe('unknown data', () => {
   it('returns unknown episode keys as ext, deep-copied, never shadowing a native key', () => {
     const vendor = { nested: [1, { deep: true }], big: 18446744073709551615n }
-    const input = JSON.parse('{"summary":"s","__proto__":{"x":1}}') as Record<string, unknown>
+    const input = JSON.parse('{"summary":"s","constructor":{"x":1}}') as Record<string, unknown>
     Object.assign(input, { vendorScore: 0.92, vendor, kind: 'episode' })
     const result = create('episode', input)
-    expect(canonicalJson(result.ext)).toBe('{"__proto__":{"x":1},"kind":"episode","vendor":{"big":18446744073709551615,"nested":[1,{"deep":true}]},"vendorScore":0.92}')
+    expect(canonicalJson(result.ext)).toBe('{"constructor":{"x":1},"kind":"episode","vendor":{"big":18446744073709551615,"nested":[1,{"deep":true}]},"vendorScore":0.92}')
     vendor.nested.push(2)
     expect((result.ext.vendor as { nested: unknown[] }).nested).toHaveLength(2)
     expect(Object.getPrototypeOf(result.ext)).toBe(Object.prototype)
@@ -165,7 +165,16 @@ describe('unknown data', () => {
   it('names the element of a list or the key of a map that is wrong', () => {
     expect(refusal(() => create('episode', { summary: 's', actors: ['a', 5] }))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'episode.actors[1]' } })
     expect(refusal(() => create('episode', { summary: 's', metadata: { ok: 'v', bad: 1 } }))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'episode.metadata.bad' } })
-    expect(create('episode', { summary: 's', metadata: JSON.parse('{"__proto__":"v"}') as unknown }).fields.metadata).toEqual(JSON.parse('{"__proto__":"v"}'))
+    expect(create('episode', { summary: 's', metadata: { constructor: 'v', toString: 'w' } }).fields.metadata).toEqual({ constructor: 'v', toString: 'w' })
+    // Stored state keeps keys and set elements in objects, where __proto__ is not data.
+    for (const [input, field] of [
+      [{ summary: 's', metadata: JSON.parse('{"__proto__":"v"}') as unknown }, 'episode.metadata.__proto__'],
+      [JSON.parse('{"summary":"s","__proto__":{"x":1}}') as unknown, 'episode.__proto__'],
+      [{ summary: 's', tags: ['a', '__proto__'] }, 'episode.tags[1]'],
+      [{ summary: 's', ext: { deep: JSON.parse('{"__proto__":1}') as unknown } }, 'episode.ext.deep.__proto__'],
+    ] as const) {
+      expect(refusal(() => create('episode', input)), field).toMatchObject({ code: 'RESERVED_KEY', where: { field } })
+    }
   })
 })
 

@@ -13,6 +13,7 @@
  */
 import { describeType, describeValue } from '../../assert.js'
 import { InputError, LimitError } from '../../errors.js'
+import { RESERVED_KEY } from '../../crdt/own-keys.js'
 import type { JsonValue } from '../../log/index.js'
 import { kindSpec, parseTimestamp, RECORD_KINDS, type FieldType, type RecordKind } from '../../projection/kinds.js'
 import { isCanonicalTimestamp } from './timestamp-check.js'
@@ -142,6 +143,8 @@ function ownEntries(object: Record<string, unknown>, label: string, isParsed: bo
       if (descriptor !== undefined && !('value' in descriptor)) throw new InputError('NOT_JSON', 'an accessor property is not JSON data', { field: at(label, key) })
     }
     if (!key.isWellFormed()) throw new InputError('BAD_STRING', 'a key holds a lone surrogate, which has no UTF-8 form', { field: label })
+    // Cairn keeps keys in objects (crdt/own-keys.ts): this one could not be stored as data.
+    if (key === RESERVED_KEY) throw new InputError('RESERVED_KEY', `${RESERVED_KEY} cannot be a key`, { field: at(label, key) })
     entries[i] = [key, object[key]]
   }
   return entries
