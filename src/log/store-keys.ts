@@ -48,8 +48,11 @@ export const keys = {
   flagPrefix: (space: string) => `${space}:f:`,
   spaceEntry: (space: string) => `g:space:${space}`,
   spaceEntryPrefix: () => 'g:space:',
-  /** Upper bound for a prefix range: every key starting with `prefix` sorts below this. */
-  end: (prefix: string) => `${prefix}\uffff`,
+  /**
+   * Upper bound for a prefix range: every key starting with `prefix` sorts below this (keys sort
+   * by UTF-8 bytes, where U+10FFFF is the largest character; log keys hold hex and names only).
+   */
+  end: (prefix: string) => `${prefix}\u{10FFFF}`,
 }
 
 export function parseSeqKey(text: string): number {

@@ -24,9 +24,16 @@
  */
 import { seqKey } from '../log/store-keys.js'
 
-/** Escapes ':' and '%' so a value can sit between separators. */
+/**
+ * The upper bound of every prefix range. Storage orders keys by their UTF-8 bytes, where
+ * characters past U+FFFF (emoji) sort after U+FFFF: the bound is the last code point, which
+ * escapeKeyPart never leaves in a key part, so no key with the prefix reaches it.
+ */
+export const KEY_RANGE_END = '\u{10FFFF}'
+
+/** Escapes ':' and '%' so a value can sit between separators, and U+10FFFF (KEY_RANGE_END). */
 export function escapeKeyPart(value: string): string {
-  return value.replace(/%/g, '%25').replace(/:/g, '%3A')
+  return value.replace(/%/g, '%25').replace(/:/g, '%3A').replace(/\u{10FFFF}/gu, '%F4%8F%BF%BF')
 }
 
 export function projectionKeys(space: string) {
@@ -68,7 +75,7 @@ export function projectionKeys(space: string) {
     foreignPrefix: `${root}F:`,
     derivedDeletion: (id: string) => `${root}z:${part(id)}`,
     derivedDeletionPrefix: `${root}z:`,
-    end: (prefix: string) => `${prefix}\uffff`,
+    end: (prefix: string) => `${prefix}${KEY_RANGE_END}`,
   }
 }
 

@@ -3,7 +3,7 @@
  * contract the log store relies on: missing keys read as `undefined`, values come back as the
  * exact bytes written, a `write` batch is all-or-nothing with later writes winning, ranges over
  * string keys honour gt/gte/lt/lte/reverse/limit in byte order (the store's keys are
- * `<64 hex>:<table>:…` with fixed-width hex numbers, bounded above by `prefix + '\uffff'`),
+ * `<64 hex>:<table>:…` with fixed-width hex numbers, bounded above by `prefix + '\u{10FFFF}'`),
  * `compact` loses no live data, and a closed storage refuses work with a `StorageError`.
  *
  * Over the 400-line mark on purpose: it is one contract, and a new backend should find all of
@@ -37,7 +37,7 @@ const EVENT_IDS = ['00', '0f', '7e', 'a0', 'ff'].map((byte, i) => `${byte}${Stri
 /** Seqs chosen around hex digit boundaries, where unpadded hex would sort wrongly. */
 const SEQS = [1, 2, 9, 10, 15, 16, 17, 255, 256, 4095, 4096, 2 ** 32, 2 ** 53 - 1]
 
-const end = (prefix: string): string => `${prefix}\uffff`
+const end = (prefix: string): string => `${prefix}\u{10FFFF}`
 
 function bytesOf(...values: number[]): Uint8Array {
   return Uint8Array.from(values)
@@ -259,17 +259,30 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         expect(hex(await storage.get('k'))).toBe('010203')
       })
 
-      test('valueBatches reads a range longer than one batch in order, each value once', async () => {
+      test('scans read a range longer than one batch in order, each entry once', async () => {
         const storage = await fresh()
-        // More values, and more bytes, than one batch or one read-ahead holds.
+        // More entries, and more bytes, than one batch or one read-ahead holds (entry and key
+        // scans read batches of growing size: this crosses every step).
         const keys = Array.from({ length: 2_600 }, (_, i) => `b:${String(i).padStart(5, '0')}`)
         const valueOf = (i: number): Uint8Array => patternBytes(200 + (i % 1_000), i)
         await storage.write(keys.map((key, i) => ({ type: 'put', key, value: valueOf(i) })))
+        const values = keys.map((_, i) => hex(valueOf(i)))
         const batches = await collect(storage.valueBatches({ gte: 'b:', lt: end('b:') }))
         expect(batches.length).toBeGreaterThan(1)
-        expect(batches.flat().map(hex)).toEqual(keys.map((_, i) => hex(valueOf(i))))
+        expect(batches.flat().map(hex)).toEqual(values)
         const reversed = await collect(storage.valueBatches({ gte: 'b:', lt: end('b:'), reverse: true, limit: 1_500 }))
-        expect(reversed.flat().map(hex)).toEqual(keys.map((_, i) => hex(valueOf(i))).reverse().slice(0, 1_500))
+        expect(reversed.flat().map(hex)).toEqual([...values].reverse().slice(0, 1_500))
+        const entries = await collect(storage.entries({ gte: 'b:', lt: end('b:') }))
+        expect(entries.map(([key]) => key)).toEqual(keys)
+        expect(entries.map(([, value]) => hex(value))).toEqual(values)
+        expect(await collect(storage.keys({ gte: 'b:', lt: end('b:') }))).toEqual(keys)
+        const reversedEntries = await collect(storage.entries({ gte: 'b:', lt: end('b:'), reverse: true, limit: 1_500 }))
+        expect(reversedEntries.map(([key]) => key)).toEqual([...keys].reverse().slice(0, 1_500))
+        expect(await collect(storage.keys({ gt: 'b:00070', lt: end('b:'), limit: 700 }))).toEqual(keys.slice(71, 771))
+        // Stopping in the middle of a later batch, then scanning again.
+        let seen = 0
+        for await (const [key] of storage.entries({ gte: 'b:', lt: end('b:') })) if (++seen === 1_200) { expect(key).toBe(keys[1_199]); break }
+        expect((await collect(storage.keys({ gte: 'b:', lt: end('b:') }))).length).toBe(keys.length)
       })
     })
 
@@ -356,7 +369,7 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
     })
 
     describe('ranges', () => {
-      test('keys.end(prefix) is prefix + U+FFFF, the bound this suite assumes', () => {
+      test('keys.end(prefix) is prefix + U+10FFFF, the bound this suite assumes', () => {
         expect(storeKeys.end('p:')).toBe(end('p:'))
         return Promise.resolve()
       })
