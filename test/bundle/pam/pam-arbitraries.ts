@@ -20,6 +20,9 @@ export const text = fc.oneof(
   fc.constantFrom('', 'a\nb', 'quote " and \\ backslash', '\u0000\u001f\u2028', 'ACME Corp', '😀 émoji'),
 )
 
+/** An object key: Cairn refuses __proto__ as one (crdt/own-keys.ts), and fast-check likes to try it. */
+const key = text.filter((value) => value !== '__proto__')
+
 /** A string that can never be read as JSON: metadata round trips keep it a string. */
 export const plainText = text.map((value) => `x${value}`)
 
@@ -36,10 +39,10 @@ const leaf: fc.Arbitrary<JsonValue> = fc.oneof(
 
 /** JSON values without -0 or unsafe integers, which JSON itself cannot tell apart. */
 export const jsonValue: fc.Arbitrary<JsonValue> = fc.letrec<{ value: JsonValue }>((tie) => ({
-  value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(text, tie('value'), { maxKeys: 4 })),
+  value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(key, tie('value'), { maxKeys: 4 })),
 })).value
 
-export const jsonObject = fc.dictionary(text, jsonValue, { maxKeys: 4 })
+export const jsonObject = fc.dictionary(key, jsonValue, { maxKeys: 4 })
 
 const MS_2000 = Date.UTC(2000, 0, 1)
 const MS_2040 = Date.UTC(2040, 0, 1)
