@@ -108,6 +108,32 @@ describe('export', () => {
     expect(await copy.tombstones()).toEqual(await memory.tombstones())
   })
 
+  it('a redaction of a record never held (its tombstone without its line) exports as the tombstone alone, and round-trips', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', id: 'ep_keep', summary: 'kept' })
+    await memory.remember({ kind: 'episode', id: 'ep_red', summary: 'private detail' })
+    await memory.redact('ep_red')
+    const source = tempBundlePath()
+    await memory.export(source)
+    rewriteLines(source, 'items/episode.jsonl', (rows) => rows.filter((line) => !line.includes('"ep_red"')))
+
+    const copy = await open()
+    await copy.import(source)
+    expect(await copy.status('ep_red')).toBe('redacted')
+    const out = tempBundlePath()
+    await copy.export(out)
+    expect(read(out, 'items/episode.jsonl')).not.toContain('ep_red')
+    expect(lines(out, 'audit/tombstones.jsonl').map((row) => [row.op, row.targetID])).toEqual([['redact', 'ep_red']])
+    expect((await validateMemBundle(out)).valid).toBe(true)
+    const third = await open()
+    await third.import(out)
+    expect(await third.status('ep_red')).toBe('redacted')
+    const again = tempBundlePath()
+    await third.export(again)
+    expect(read(again, 'items/episode.jsonl')).toBe(read(out, 'items/episode.jsonl'))
+    expect(read(again, 'audit/tombstones.jsonl')).toBe(read(out, 'audit/tombstones.jsonl'))
+  })
+
   it('since: episodes by ingestionTime, chunks with their resource, other kinds in full, tombstones by deletedAt', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1))
     const memory = await open({ clock })

@@ -167,12 +167,13 @@ describe('unknown data', () => {
     expect(refusal(() => create('episode', { summary: 's', metadata: { ok: 'v', bad: 1 } }))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'episode.metadata.bad' } })
     expect(create('episode', { summary: 's', metadata: { constructor: 'v', toString: 'w' } }).fields.metadata).toEqual({ constructor: 'v', toString: 'w' })
     // Stored state keeps keys and set elements in objects, where __proto__ is not data.
-    for (const [input, field] of [
+    const cases: [Record<string, unknown>, string][] = [
       [{ summary: 's', metadata: JSON.parse('{"__proto__":"v"}') as unknown }, 'episode.metadata.__proto__'],
-      [JSON.parse('{"summary":"s","__proto__":{"x":1}}') as unknown, 'episode.__proto__'],
+      [JSON.parse('{"summary":"s","__proto__":{"x":1}}') as Record<string, unknown>, 'episode.__proto__'],
       [{ summary: 's', tags: ['a', '__proto__'] }, 'episode.tags[1]'],
       [{ summary: 's', ext: { deep: JSON.parse('{"__proto__":1}') as unknown } }, 'episode.ext.deep.__proto__'],
-    ] as const) {
+    ]
+    for (const [input, field] of cases) {
       expect(refusal(() => create('episode', input)), field).toMatchObject({ code: 'RESERVED_KEY', where: { field } })
     }
   })
