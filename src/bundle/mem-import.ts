@@ -11,9 +11,10 @@ import { assertOptions } from '../assert.js'
 import type { Memory } from '../memory/index.js'
 import type { RecordKind } from '../projection/index.js'
 import { CAIRN_EXTENSIONS_FILE, CAIRN_EXTENSIONS_KIND, readExtensionLines, type BundleExtensions } from './cairn-extensions.js'
-import { readMemBundle, type JsonObject, type MemBundleContent, type MemManifest, type MemProblem, type ProgressCallback, type ReadOptions } from './mem/index.js'
+import { kindFilePath, readMemBundle, type JsonObject, type MemBundleContent, type MemManifest, type MemProblem, type ProgressCallback, type ReadOptions } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
 import { recordIdOf } from './portable-records.js'
+import { checkRecordsWritable } from './record-check.js'
 
 export interface MemImportOptions {
   /** Ed25519 public keys (hex): when given, the bundle must carry a valid `manifest.sig` by one of them. */
@@ -46,6 +47,11 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
   const records = withExtensions(content.records, extensions.byId)
   const warnings = [...bundleWarnings, ...extensions.warnings, ...records.warnings]
 
+  // Every record is checked as the merge will write it before anything is written, tombstones
+  // included: the codec's checks are the format's, not all of what a record must be here.
+  const locate = (kind: RecordKind) => ({ file: kindFilePath(kind) })
+  checkRecordsWritable(records.records, locate)
+
   // Tombstones first; a redaction takes its skeleton from the bundle's line for the record.
   const skeletons = new Map<string, JsonObject>()
   const byId = new Map<RecordKind, Map<string, JsonObject>>()
@@ -59,7 +65,7 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
   }
   const tombstones = await memory.importTombstones(content.tombstones, { skeletons })
 
-  const merged = await mergeRecords(memory, records.records, onProgress ? { onProgress: (done, total) => onProgress('import', done, total) } : {})
+  const merged = await mergeRecords(memory, records.records, { checked: true, ...(onProgress ? { onProgress: (done: number, total: number) => onProgress('import', done, total) } : {}) })
 
   let passthrough = 0
   const kept = await memory.foreignLines()

@@ -2,6 +2,9 @@
  * Merges Portable Memory records from elsewhere (a bundle, an adapter) into a replica as
  * ordinary signed events, in the spec's kind order (§7: parents before children), in batches.
  *
+ * Nothing is written unless every record passes the checks `remember` applies
+ * (record-check.ts), so a bad record cannot leave the import half done.
+ *
  * No resurrection: a record is skipped when its id, or a parent it needs, is deleted here; a
  * redacted record is not touched. Re-import is a no-op: a record whose every field already
  * holds the incoming value (fields in `ignore` aside) writes nothing.
@@ -11,6 +14,7 @@ import type { Memory } from '../memory/index.js'
 import { RECORD_KINDS, type RecordKind } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
 import { alreadyHolds, parentIdsOf, recordIdOf } from './portable-records.js'
+import { checkRecordsWritable, type RecordLocator } from './record-check.js'
 
 export interface MergeReport {
   /** Records written, by kind. */
@@ -38,6 +42,13 @@ export interface MergeOptions {
   readonly placeholder?: string
   /** Records merged so far, and the total. */
   readonly onProgress?: (done: number, total: number) => void
+  /**
+   * Names a refused record (checkRecordsWritable); by default its place in `records`. Every
+   * record is checked before anything is written.
+   */
+  readonly locate?: RecordLocator
+  /** The caller ran checkRecordsWritable already (before writing something of its own first). */
+  readonly checked?: boolean
 }
 
 /** Records are written in batches of this many (one signed append and one projection run each). */
@@ -52,6 +63,7 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   const ignore = new Set(options.ignore ?? [])
   const companions = options.companions ?? new Set<string>()
   const placeholder = options.placeholder
+  if (!options.checked) checkRecordsWritable(records, options.locate ?? ((kind, index) => ({ path: `records.${kind}[${index}]` })))
   const total = RECORD_KINDS.reduce((sum, kind) => sum + (records[kind]?.length ?? 0), 0)
   let unchanged = 0
   let blocked = 0

@@ -415,6 +415,32 @@ describe('import refuses bad bundles before writing anything', () => {
     expect({ vector: target.versionVector(), digest: await target.digest() }).toEqual(before)
   })
 
+  // Lines the format accepts but a record here cannot be: refused before the bundle's tombstone
+  // (which deletes a record the target holds) or any record is written.
+  it.each([
+    ['an empty id', (line: string) => line.replace('"id":"ep_1"', '"id":""'), 'BAD_ID', 'episode.id'],
+    ['an integer past 2^53', (line: string) => line.replace('"accessCount":0', '"accessCount":9223372036854775807'), 'OUT_OF_RANGE', 'episode.accessCount'],
+    ['a __proto__ key', (line: string) => line.replace('{', '{"__proto__":1,'), 'RESERVED_KEY', undefined],
+    ['a record too large for one event', (line: string) => line.replace('"details":"one"', `"details":"${'x'.repeat(1_100_000)}"`), 'RECORD_TOO_LARGE', undefined],
+  ])('a record the format accepts but Cairn cannot store: %s', async (_name, change, code, field) => {
+    const source = await open()
+    await source.remember({ kind: 'episode', id: 'ep_victim', summary: 'held by the target' })
+    await source.forget('ep_victim')
+    await source.remember({ kind: 'episode', id: 'ep_1', summary: 'one' })
+    const dir = tempBundlePath()
+    await source.export(dir)
+    rewriteLines(dir, 'items/episode.jsonl', (rows) => rows.map((line) => (line.includes('"ep_1"') ? change(line) : line)))
+    const target = await open()
+    await target.remember({ kind: 'episode', id: 'ep_victim', summary: 'held by the target' })
+    const before = { vector: target.versionVector(), digest: await target.digest() }
+    const error = await rejection(target.import(dir))
+    expect(error.code).toBe(code)
+    expect(error.where.file).toBe('items/episode.jsonl')
+    if (field !== undefined) expect(error.where.field).toBe(field)
+    expect({ vector: target.versionVector(), digest: await target.digest() }).toEqual(before)
+    expect(await target.status('ep_victim')).toBe('visible')
+  })
+
   it('a signed bundle is accepted with its key and refused with another', async () => {
     const { memory, dir } = await exported()
     const target = await open()
@@ -626,6 +652,19 @@ describe('adapters through import({ from })', () => {
     await memory.redact(resource?.id as string)
     const redacted = await memory.import(exportWith(3), { from: 'claude-export' })
     expect(redacted.format === 'source' && [redacted.emptiedChunks, redacted.blocked > 0]).toEqual([0, true])
+  })
+
+  it('a source item too large for one event is refused before any record is written', async () => {
+    const memory = await open()
+    const file = path.join(tempDir(), 'memories.json')
+    const items = Array.from({ length: 2_100 }, (_, i) => ({ id: `m${i}`, memory: `memory ${i}` }))
+    items.push({ id: 'huge', memory: 'x'.repeat(1_200_000) })
+    writeFileSync(file, JSON.stringify(items))
+    const before = memory.versionVector()
+    const error = await rejection(memory.import(file, { from: 'mem0' }))
+    expect(error.code).toBe('RECORD_TOO_LARGE')
+    expect(error.where.path).toMatch(/^records\.episode\[\d+\]$/)
+    expect(memory.versionVector()).toEqual(before)
   })
 
   it('a malformed source is refused naming the file, and nothing is written', async () => {

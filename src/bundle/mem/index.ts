@@ -18,7 +18,7 @@ export {
 } from './signature.js'
 export {
   MEM_FORMAT_VERSION, MAX_FILE_BYTES, MAX_LINE_BYTES, MANIFEST_FILE, SIGNATURE_FILE, CHECKSUMS_FILE, TOMBSTONES_FILE,
-  AUDIT_LOG_FILE, PROVENANCE_EDGES_FILE, BASE_CAPABILITIES, isSafeBundlePath, isPassthroughKindName,
+  AUDIT_LOG_FILE, PROVENANCE_EDGES_FILE, BASE_CAPABILITIES, isSafeBundlePath, isPassthroughKindName, kindFilePath,
 } from './layout.js'
 export { DEFAULT_SCHEMA_VERSION } from './options.js'
 export type {
