@@ -7,6 +7,11 @@
  * be able to check grants and to delete. A redaction travels with its body only within the scope:
  * its body keeps the record's skeleton.
  *
+ * A token holder's frame is judged event by event, each on the records as the frame's earlier
+ * events leave them (docs/protocol.md, "Writing"): an id nobody created can only be created,
+ * with an id of its own kind; a change may not move a record out of scope; a redaction's
+ * skeleton must be what a redaction keeps.
+ *
  * With a tag scope, a record can come into scope or leave it (its tags change) after the peer
  * got some of its events. A record that came in gets the bodies of the events the peer holds
  * header-only; one that left is withdrawn: the peer drops what it holds of it. Scope is judged on
@@ -14,9 +19,9 @@
  */
 import { hasPermission, scopeAllows, type CapabilityToken, type ScopedRecord } from '../auth/index.js'
 import { AuthError } from '../errors.js'
-import { parseJson, type EventEnvelope, type VersionVector } from '../log/index.js'
-import type { Memory } from '../memory/index.js'
-import { MEMORY_OPS, tagsOf } from '../projection/index.js'
+import { canonicalJson, parseJson, type EventEnvelope, type JsonValue, type VersionVector } from '../log/index.js'
+import { redactionSkeleton, type Memory } from '../memory/index.js'
+import { isRecordKind, kindSpec, MEMORY_OPS, recordIdFor, tagsOf, type RecordKind, type RecordView } from '../projection/index.js'
 import { deletionsFirst, tombstoneOpOf } from './catch-up-order.js'
 import { authorAndSeq } from './frames.js'
 import type { Outgoing, SyncEndpoint } from './sync-session.js'
@@ -208,7 +213,9 @@ export class RelayEndpoint implements SyncEndpoint {
       if (!hasPermission(token, 'write') && !hasPermission(token, 'derive')) {
         throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
       }
-      for (const envelope of fresh) await this.checkWrite(envelope, token)
+      // Each event is judged on the records as the frame's earlier events leave them.
+      const frame = new Map<string, KnownRecord>()
+      for (const envelope of fresh) await this.checkWrite(envelope, token, frame)
     }
     await this.memory.ingestDeferred(fresh, deadline === undefined ? {} : { deadline })
   }
@@ -223,44 +230,140 @@ export class RelayEndpoint implements SyncEndpoint {
     return out
   }
 
-  private async checkWrite(envelope: EventEnvelope, token: CapabilityToken): Promise<void> {
+  /** A record as this relay holds it, or as the frame's earlier events leave it. */
+  private async known(id: string, frame: Map<string, KnownRecord>): Promise<KnownRecord> {
+    const held = frame.get(id)
+    if (held) return held
+    const [found] = await this.memory.lookup([id])
+    const { status, view } = found as { status: KnownRecord['status']; view?: RecordView }
+    return { id, status, ...(view ? { kind: view.kind, tags: tagsOf(view) } : { tags: [] }) }
+  }
+
+  private async checkWrite(envelope: EventEnvelope, token: CapabilityToken, frame: Map<string, KnownRecord>): Promise<void> {
     const where = { event: envelope.id }
-    if (isControl(envelope.header)) throw new AuthError('PERMISSION_DENIED', 'only full-access peers send grants and revocations', where)
+    const refuse = (message: string): never => {
+      throw new AuthError('PERMISSION_DENIED', message, where)
+    }
+    if (isControl(envelope.header)) refuse('only full-access peers send grants and revocations')
     if (!envelope.body) return
     const facts = factsOf(envelope.body)
-    const record = facts ? await this.recordOf(facts) : undefined
-    if (!facts || !record) throw new AuthError('PERMISSION_DENIED', 'event is not a memory operation a token may write', where)
+    if (!facts || facts.id === undefined || facts.kind === undefined || !isRecordKind(facts.kind)) return refuse('event is not a memory operation a token may write')
+    const { id, kind, op } = facts
+    const before = await this.known(id, frame)
+    // A deleted record takes no further change (its tombstone blocks every operation): nothing to judge.
+    if (before.status === 'deleted') {
+      frame.set(id, before)
+      return
+    }
+    if (before.kind !== undefined && before.kind !== kind) refuse(`record ${id} is a ${before.kind}, not a ${kind}`)
+    if (before.status === 'absent') {
+      // Only a create brings a record into being. Deleting, redacting or changing an id nobody
+      // created would claim it (a tombstone blocks the id for good) under a kind the sender picks.
+      if (op !== MEMORY_OPS.create) refuse(`record ${id} does not exist here`)
+      checkNewId(kind, id, facts.data, refuse)
+    }
     // `derive` without `write`: new records from what the holder reads (a derived fact, say),
     // never a change to one that exists.
-    if (!hasPermission(token, 'write') && (facts.op !== MEMORY_OPS.create || (await this.memory.status(record.id)) !== 'absent')) {
-      throw new AuthError('PERMISSION_DENIED', 'with derive and no write, a token only creates new records', where)
+    if (!hasPermission(token, 'write') && (op !== MEMORY_OPS.create || before.status !== 'absent')) {
+      refuse('with derive and no write, a token only creates new records')
     }
-    if (TOMBSTONE_OPS.includes(facts.op) && !hasPermission(token, 'redact')) {
-      throw new AuthError('PERMISSION_DENIED', 'deleting and redacting need the redact permission', where)
+    if (TOMBSTONE_OPS.includes(op) && !hasPermission(token, 'redact')) refuse('deleting and redacting need the redact permission')
+    const current: ScopedRecord = { id, kind, tags: before.tags }
+    if (before.status !== 'absent' && !scopeAllows(token.scope, current)) refuse(`record ${id} is outside the token's scope`)
+    const after = this.afterOperation(facts, before, refuse)
+    if (after.status !== 'deleted' && !scopeAllows(token.scope, { id, kind, tags: after.tags })) {
+      refuse(before.status === 'absent' ? `record ${id} is outside the token's scope` : `the change would move record ${id} out of the token's scope`)
     }
-    if (!scopeAllows(token.scope, record)) throw new AuthError('PERMISSION_DENIED', `record ${record.id} is outside the token's scope`, where)
-    // A deletion takes the records it names as derived with it. Each must be in scope, or truly
-    // derived only from the target as the relay sees it (what deleting it takes along anyway).
-    if (facts.op === MEMORY_OPS.delete) {
-      const reach = new Set((await this.memory.forgetReach(record.id)).map((derived) => derived.id))
-      for (const derived of derivedOf(facts.data)) {
-        if (reach.has(derived.id)) continue
-        const view = await this.memory.get(derived.id)
-        const target = view ? { id: view.id, kind: view.kind, tags: tagsOf(view) } : { ...derived, tags: [] }
-        if (!scopeAllows(token.scope, target)) {
-          throw new AuthError('PERMISSION_DENIED', `the deletion takes record ${derived.id} with it, which is outside the token's scope and not derived from ${record.id}`, where)
+    frame.set(id, after)
+    if (op === MEMORY_OPS.delete) await this.checkDerived(facts, token, frame, refuse)
+  }
+
+  /** What an operation leaves of a record's kind, tags and status (no other field matters to a scope). */
+  private afterOperation(facts: BodyFacts, before: KnownRecord, refuse: (message: string) => never): KnownRecord {
+    const { id, data, op } = facts
+    const kind = facts.kind as RecordKind
+    const tags = new Set(before.tags)
+    switch (op) {
+      case MEMORY_OPS.create: {
+        // A create on a record that exists merges into it: its tags add to the record's.
+        const fields = (typeof data.fields === 'object' && data.fields !== null ? data.fields : {}) as Record<string, unknown>
+        for (const tag of [...strings(fields.tags), ...(kind === 'episode' ? strings(fields.categories) : [])]) tags.add(tag)
+        return { id: id as string, kind, status: before.status === 'absent' ? 'visible' : before.status, tags: [...tags] }
+      }
+      case MEMORY_OPS.patch: {
+        const add = (data.add ?? {}) as Record<string, unknown>
+        const remove = (data.remove ?? {}) as Record<string, unknown>
+        for (const tag of [...strings(add.tags), ...strings(add.categories)]) tags.add(tag)
+        for (const tag of [...strings(remove.tags), ...strings(remove.categories)]) tags.delete(tag)
+        return { ...before, kind, tags: [...tags] }
+      }
+      case MEMORY_OPS.delete:
+        return { ...before, kind, status: 'deleted' }
+      case MEMORY_OPS.redact: {
+        // The skeleton becomes the record's view: it must be what a redaction keeps of a record
+        // (text emptied, maps cleared, no unknown fields) and name this record.
+        const skeleton = data.skeleton
+        if (typeof skeleton !== 'object' || skeleton === null || Array.isArray(skeleton)) return refuse('a redaction carries the record\'s skeleton')
+        const given = skeleton as Record<string, JsonValue>
+        if (given.id !== undefined && given.id !== id) refuse(`the redaction's skeleton names another record than ${id}`)
+        const kept = redactionSkeleton({ ...given, kind, id } as unknown as RecordView)
+        if (canonicalJson({ ...kept, id } as JsonValue) !== canonicalJson({ ...given, id } as JsonValue)) {
+          refuse(`the redaction's skeleton keeps more of record ${id} than a redaction keeps`)
         }
+        return { ...before, kind, status: 'redacted', tags: tagsOf({ ...given, kind, id } as unknown as RecordView) }
       }
-    }
-    if (facts.op === MEMORY_OPS.patch) {
-      const add = (facts.data.add ?? {}) as Record<string, unknown>
-      const remove = (facts.data.remove ?? {}) as Record<string, unknown>
-      const tags = new Set(record.tags)
-      for (const tag of [...strings(add.tags), ...strings(add.categories)]) tags.add(tag)
-      for (const tag of [...strings(remove.tags), ...strings(remove.categories)]) tags.delete(tag)
-      if (!scopeAllows(token.scope, { ...record, tags: [...tags] })) {
-        throw new AuthError('PERMISSION_DENIED', `the change would move record ${record.id} out of the token's scope`, where)
-      }
+      default:
+        return { ...before, kind }
     }
   }
+
+  /**
+   * A deletion takes the records it names as derived with it. Each must be held here and be in
+   * scope, or truly derived only from the target as the relay sees it (what deleting it takes
+   * along anyway); an id held nowhere would be claimed for good.
+   */
+  private async checkDerived(facts: BodyFacts, token: CapabilityToken, frame: Map<string, KnownRecord>, refuse: (message: string) => never): Promise<void> {
+    const target = facts.id as string
+    const reach = new Set((await this.memory.forgetReach(target)).map((derived) => derived.id))
+    for (const derived of derivedOf(facts.data)) {
+      if (reach.has(derived.id)) continue
+      const record = await this.known(derived.id, frame)
+      if (record.status === 'deleted') continue
+      if (record.status === 'absent') refuse(`the deletion takes record ${derived.id} with it, which does not exist here`)
+      if (record.kind !== derived.kind) refuse(`the deletion takes record ${derived.id} with it as a ${derived.kind}; it is a ${record.kind ?? 'record of unknown kind'}`)
+      if (!scopeAllows(token.scope, { id: derived.id, kind: derived.kind, tags: record.tags })) {
+        refuse(`the deletion takes record ${derived.id} with it, which is outside the token's scope and not derived from ${target}`)
+      }
+      frame.set(derived.id, { ...record, status: 'deleted' })
+    }
+  }
+}
+
+/** What the relay knows of a record while it checks a frame. */
+interface KnownRecord {
+  readonly id: string
+  readonly status: 'visible' | 'redacted' | 'deleted' | 'absent'
+  readonly kind?: string
+  readonly tags: readonly string[]
+}
+
+/**
+ * A token holder creating a record nobody created: the id must be one of its own kind, so that
+ * it cannot claim an id another kind will want (a preference's or category's id derives from its
+ * key, a core block's is its name). Kinds with a prefix take ids with it; derived ids must derive
+ * from the create's own key fields; a core block is created as a core block.
+ */
+function checkNewId(kind: RecordKind, id: string, data: Record<string, unknown>, refuse: (message: string) => never): void {
+  const spec = kindSpec(kind)
+  if (spec.keyFields !== undefined) {
+    let derived: string | undefined
+    try {
+      derived = recordIdFor(kind, (typeof data.fields === 'object' && data.fields !== null ? data.fields : {}) as Record<string, unknown>)
+    } catch {
+      derived = undefined
+    }
+    if (derived !== id) refuse(`a new ${kind} takes the id its key derives, not ${id}`)
+    return
+  }
+  if (spec.idPrefix !== undefined && !id.startsWith(spec.idPrefix)) refuse(`a new ${kind} created through a token takes an id starting ${spec.idPrefix}, not ${id}`)
 }

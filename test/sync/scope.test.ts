@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { CairnError } from '../../src/errors.js'
 import type { Memory } from '../../src/memory/index.js'
+import { recordIdFor } from '../../src/projection/index.js'
 import type { Relay } from '../../src/sync/relay.js'
 import { craftEvent, RawPeer } from '../helpers/raw-peer.js'
 import {
@@ -265,6 +266,110 @@ describe('writing through a scoped token', () => {
     const allowed = await writer(lib, { all: true }, ['read', 'write', 'redact'])
     await allowed.memory.forget(lib.ids.tone)
     await waitFor(async () => (await lib.owner.status(lib.ids.tone)) === 'deleted', 'the deletion to reach the owner')
+  })
+})
+
+describe('a token writer\'s frame, judged event by event', () => {
+  /**
+   * A granted writer that first syncs once (so it holds the grant and what it reads), then
+   * writes offline: its next sync sends all of `write`'s events in one catch-up.
+   */
+  async function offlineWriter(lib: Library, scope: unknown, permissions: string[], write: (memory: Memory, sign: Signer) => Promise<void>) {
+    const memory = await openReplica(teardown, lib.owner, { grant: true })
+    const token = tokenFor(lib.owner, memory, scope, permissions)
+    await syncOnce(lib.owner, lib.relay.url)
+    await syncOnce(memory, lib.relay.url, token)
+    // Events written below the API, as a peer running other code could: its own log signs them.
+    const identity = (memory as unknown as { engine: { identity: never } }).engine.identity
+    await write(memory, (op, data) => memory.log.append(identity, { op, data: data as never }).then(() => undefined))
+    const before = lib.owner.versionVector()
+    const client = await startSync(teardown, memory, lib.relay.url, { live: false, token })
+    const outcome = await client.synced().then(() => undefined, (error: unknown) => error as CairnError)
+    await syncOnce(lib.owner, lib.relay.url)
+    return { memory, outcome, ownerChanged: JSON.stringify(lib.owner.versionVector()) !== JSON.stringify(before) }
+  }
+  type Signer = (op: string, data: Record<string, unknown>) => Promise<void>
+
+  it('a create and its update in one frame are judged in order: a tag writer\'s new record goes through', async () => {
+    const lib = await library()
+    let id = ''
+    const { outcome } = await offlineWriter(lib, { tags: { any: ['work'] } }, ['read', 'write'], async (memory) => {
+      id = await memory.remember({ kind: 'episode', summary: 'standup notes', tags: ['work'] })
+      await memory.update(id, { set: { summary: 'standup notes, edited' } })
+    })
+    expect(outcome).toBeUndefined()
+    expect((await lib.owner.get(id))?.summary).toBe('standup notes, edited')
+  })
+
+  it('two patches in one frame cannot together move a record out of scope', async () => {
+    const lib = await library()
+    const { outcome, ownerChanged } = await offlineWriter(lib, { tags: { any: ['work', 'home'] } }, ['read', 'write'], async (memory) => {
+      await memory.update(lib.ids.both, { remove: { tags: ['work'] } })
+      await memory.update(lib.ids.both, { remove: { tags: ['home'] } })
+    })
+    expect(outcome?.code).toBe('PERMISSION_DENIED')
+    expect(outcome?.message).toMatch(/move record .* out of the token's scope/)
+    expect(ownerChanged).toBe(false)
+    expect((await lib.owner.get(lib.ids.both))?.tags).toEqual(['work', 'home'])
+  })
+
+  it('a create on a record that exists is judged as the change it makes to it', async () => {
+    const lib = await library()
+    const { outcome, ownerChanged } = await offlineWriter(lib, { kinds: ['episode'], tags: { none: ['secret'] } }, ['read', 'write'], async (_memory, sign) => {
+      await sign('memory.create', { kind: 'episode', id: lib.ids.work, fields: { id: lib.ids.work, summary: 'x', details: 'x', tags: ['secret'] } })
+    })
+    expect(outcome?.code).toBe('PERMISSION_DENIED')
+    expect(ownerChanged).toBe(false)
+    expect((await lib.owner.get(lib.ids.work))?.tags).toEqual(['work'])
+  })
+
+  it('a redaction carries what a redaction keeps: a forged skeleton is refused, the API\'s goes through', async () => {
+    const lib = await library()
+    const forged = await offlineWriter(lib, { kinds: ['episode'] }, ['read', 'write', 'redact'], async (memory, sign) => {
+      const view = await memory.get(lib.ids.work)
+      const tombstone = { id: 'tomb_0000000000000001', op: 'redact', targetKind: 'episode', targetID: lib.ids.work, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
+      await sign('memory.redact', { kind: 'episode', id: lib.ids.work, tombstone, skeleton: { ...view, kind: undefined, summary: 'anything the writer likes' }, derived: [] })
+    })
+    expect(forged.outcome?.code).toBe('PERMISSION_DENIED')
+    expect(forged.outcome?.message).toMatch(/skeleton/)
+    expect(forged.ownerChanged).toBe(false)
+    expect(await lib.owner.status(lib.ids.work)).toBe('visible')
+    const honest = await offlineWriter(lib, { kinds: ['episode'] }, ['read', 'write', 'redact'], async (memory) => {
+      await memory.redact(lib.ids.work)
+    })
+    expect(honest.outcome).toBeUndefined()
+    expect(await lib.owner.status(lib.ids.work)).toBe('redacted')
+    expect((await lib.owner.get(lib.ids.work))?.summary).toBe('')
+  })
+
+  it('an id nobody created cannot be deleted or changed under a kind the writer picks, nor claimed by a create of another kind', async () => {
+    const lib = await library()
+    const future = recordIdFor('preference', { key: 'language' })
+    const tombstone = { id: 'tomb_0000000000000002', op: 'delete', targetKind: 'fact', targetID: future, deletedAt: '2026-01-01T00:00:00Z', actor: lib.owner.author, derived: {} }
+    const deletion = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write', 'redact'], async (_memory, sign) => {
+      await sign('memory.delete', { kind: 'fact', id: future, tombstone, derived: [] })
+    })
+    expect(deletion.outcome?.message).toMatch(/does not exist here/)
+    const patch = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write'], async (_memory, sign) => {
+      await sign('memory.patch', { kind: 'fact', id: future, set: { object: 'x' } })
+    })
+    expect(patch.outcome?.message).toMatch(/does not exist here/)
+    const squat = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write'], async (memory) => {
+      await memory.remember({ kind: 'fact', id: 'human', episodeID: lib.ids.both, subject: 'user', predicate: 'is', object: 'squatting' })
+    })
+    expect(squat.outcome?.message).toMatch(/takes an id starting fact_/)
+    const derived = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write', 'redact'], async (memory, sign) => {
+      const own = { id: 'tomb_0000000000000003', op: 'delete', targetKind: 'fact', targetID: lib.ids.fact, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
+      await sign('memory.delete', { kind: 'fact', id: lib.ids.fact, tombstone: own, derived: [{ kind: 'fact', id: 'fact_nobody' }] })
+    })
+    expect(derived.outcome?.message).toMatch(/fact_nobody .*does not exist here/)
+    for (const attempt of [deletion, patch, squat, derived]) {
+      expect(attempt.outcome?.code).toBe('PERMISSION_DENIED')
+      expect(attempt.ownerChanged).toBe(false)
+    }
+    expect(await lib.owner.remember({ kind: 'preference', key: 'language', value: 'nynorsk' })).toBe(future)
+    expect(await lib.owner.status(future)).toBe('visible')
+    expect(await lib.owner.status('human')).toBe('absent')
   })
 })
 
