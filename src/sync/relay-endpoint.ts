@@ -3,9 +3,10 @@
  * peer's access. A peer with full access (the owner, or an admin by its key) reads and writes
  * everything. A token holder reads the records in its scope with their bodies and everything
  * else as headers only (so it can still verify chains), and writes only within its scope and
- * permissions. Control events and deletions always travel with their bodies: every replica must
- * be able to check grants and to delete. A redaction travels with its body only within the scope:
- * its body keeps the record's skeleton.
+ * permissions. Control events always travel with their bodies: every replica checks grants. A
+ * deletion or redaction travels with its body to a peer that may hold content it reaches (a
+ * record in the token's scope, read or written there), which must erase it; to others as a
+ * header, since its body carries the deletion's reason (and a redaction's the record's skeleton).
  *
  * A token holder's frame is judged event by event, each on the records as the frame's earlier
  * events leave them (docs/protocol.md, "Writing"): an id nobody created can only be created,
@@ -22,7 +23,7 @@ import { AuthError } from '../errors.js'
 import { canonicalJson, parseJson, type EventEnvelope, type JsonValue, type VersionVector } from '../log/index.js'
 import { redactionSkeleton, type Memory } from '../memory/index.js'
 import { isRecordKind, kindSpec, MEMORY_OPS, recordIdFor, tagsOf, type RecordKind, type RecordView } from '../projection/index.js'
-import { deletionsFirst, tombstoneOpOf } from './catch-up-order.js'
+import { deletionsFirst } from './catch-up-order.js'
 import { authorAndSeq } from './frames.js'
 import type { Outgoing, SyncEndpoint } from './sync-session.js'
 
@@ -75,6 +76,16 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
 }
 
+/**
+ * Whether a deleted record may have been in scope. Its tags went with its content, so a tag
+ * predicate cannot be judged any more: a record of a kind the scope reads may have matched it.
+ */
+function mayHaveBeenInScope(scope: CapabilityToken['scope'], record: { id: string; kind: string }): boolean {
+  if (scope.all || scope.ids?.includes(record.id)) return true
+  if (scope.kinds?.length) return scope.kinds.includes(record.kind as RecordKind)
+  return Boolean(scope.tags?.any?.length || scope.tags?.all?.length || scope.tags?.none?.length)
+}
+
 export class RelayEndpoint implements SyncEndpoint {
   constructor(private readonly memory: Memory, readonly access: PeerAccess) {}
 
@@ -123,38 +134,62 @@ export class RelayEndpoint implements SyncEndpoint {
   async visible(envelopes: readonly EventEnvelope[], peerVector: VersionVector): Promise<Outgoing> {
     const token = this.access.token
     if (!token) return { events: envelopes }
-    // Without read, only what every replica needs keeps its body: grants and deletions.
     const headerOnly = ({ body: _body, ...header }: EventEnvelope): EventEnvelope => header
-    if (!hasPermission(token, 'read')) {
-      const events = envelopes.map((envelope) => (isControl(envelope.header) || tombstoneOpOf(envelope) === 'delete' ? envelope : headerOnly(envelope)))
-      // A peer whose token no longer reads drops whatever content an earlier one let it hold.
-      const withdraw = this.rescoping && Object.keys(peerVector).length > 0 ? this.recordsOf(envelopes) : []
-      return { events, ...(withdraw.length > 0 ? { withdraw } : {}) }
-    }
+    const reads = hasPermission(token, 'read')
     // Kinds and ids never change: only a tag scope gains and loses records (or any scope, for a
     // peer whose token changed).
-    const membershipChanges = this.rescoping || (token.scope.tags !== undefined && !token.scope.all)
+    const membershipChanges = reads && (this.rescoping || (token.scope.tags !== undefined && !token.scope.all))
     const events: EventEnvelope[] = []
     const fills: EventEnvelope[] = []
     const withdraw: string[] = []
     for (const envelope of envelopes) {
+      // Grants and revocations: every replica checks authorization with them.
       if (!envelope.body || isControl(envelope.header)) {
         events.push(envelope)
         continue
       }
       const facts = factsOf(envelope.body)
+      const tombstone = facts?.op === MEMORY_OPS.delete || facts?.op === MEMORY_OPS.redact
+      if (tombstone) {
+        events.push(facts && (await this.showsTombstone(facts, token)) ? envelope : headerOnly(envelope))
+        if (membershipChanges && facts.op === MEMORY_OPS.redact && facts.id !== undefined) {
+          const record = await this.recordOf(facts)
+          if (record) await this.tell(record.id, scopeAllows(token.scope, record), peerVector, fills, withdraw)
+        }
+        continue
+      }
+      if (!reads) {
+        events.push(headerOnly(envelope))
+        continue
+      }
       const record = facts ? await this.recordOf(facts) : undefined
       const inScope = record !== undefined && scopeAllows(token.scope, record)
-      // A deletion reaches every reader (its body names ids, no content). A redaction's body
-      // keeps the record's skeleton (tags, times), so only readers whose scope holds it see it.
-      const isDeletion = facts?.op === MEMORY_OPS.delete
-      events.push(isDeletion || inScope ? envelope : headerOnly(envelope))
-      if (membershipChanges && record !== undefined && !isDeletion) await this.tell(record.id, inScope, peerVector, fills, withdraw)
+      events.push(inScope ? envelope : headerOnly(envelope))
+      if (membershipChanges && record !== undefined) await this.tell(record.id, inScope, peerVector, fills, withdraw)
     }
+    // A peer whose token no longer reads drops whatever content an earlier one let it hold.
+    if (!reads && this.rescoping && Object.keys(peerVector).length > 0) withdraw.push(...this.recordsOf(envelopes))
     return { events, ...(fills.length > 0 ? { fills } : {}), ...(withdraw.length > 0 ? { withdraw } : {}) }
   }
 
-  /** The records these events touch (deletions aside: they reach everyone). */
+  /**
+   * Whether a deletion or redaction travels to this peer with its body: to a peer that may hold
+   * content of a record it reaches, so that the peer erases it. That is a record in the token's
+   * scope: a reader's, and a write-only holder's too, as it keeps what it wrote (the relay cannot
+   * tell who wrote a deleted record: deleting it drops its history). Other peers get the header:
+   * a deletion's body carries its reason, a redaction's the record's skeleton.
+   */
+  private async showsTombstone(facts: BodyFacts, token: CapabilityToken): Promise<boolean> {
+    if (facts.id === undefined || facts.kind === undefined) return false
+    if (facts.op === MEMORY_OPS.redact) {
+      // A redacted record keeps its skeleton, tags included: judged as any record.
+      const record = await this.recordOf(facts)
+      return record !== undefined && scopeAllows(token.scope, record)
+    }
+    return [{ id: facts.id, kind: facts.kind }, ...derivedOf(facts.data)].some((record) => mayHaveBeenInScope(token.scope, record))
+  }
+
+  /** The records these events touch (deletions aside: they name no content to withdraw). */
   private recordsOf(envelopes: readonly EventEnvelope[]): string[] {
     const ids = new Set<string>()
     for (const envelope of envelopes) {

@@ -12,7 +12,7 @@ import { afterEach, expect, it } from 'vitest'
 import { LogStore } from '../../src/log/index.js'
 import type { Relay } from '../../src/sync/relay.js'
 import {
-  eventCount, eventsOf, openOwner, openReplica, startRelay, startSync, Teardown, tokenFor, waitFor,
+  eventCount, eventsOf, openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor, waitFor,
 } from '../helpers/sync-fixtures.js'
 
 const teardown = new Teardown()
@@ -166,23 +166,33 @@ it('after a crash between storing a deletion and applying it, a restarted relay 
   expect(await bodyStates(dir, owner.space, contentEvents)).toEqual(contentEvents.map(() => 'erased'))
 })
 
-it('a token without read gets headers, with the bodies every replica needs (genesis, grants, deletions), and stays live', async () => {
+it('a token without read gets headers, with the bodies every replica needs (genesis, grants, tombstones within its scope), and stays live', async () => {
   const relay = await startRelay(teardown)
   const owner = await openOwner(teardown)
-  const gone = await owner.remember({ kind: 'episode', summary: 'to be forgotten' })
+  const gone = await owner.remember({ kind: 'preference', key: 'tone', value: 'to be forgotten' })
   await owner.remember({ kind: 'episode', summary: 'private' })
   await owner.forget(gone)
   const ownerClient = await startSync(teardown, owner, relay.url)
   await ownerClient.synced()
   const writer = await openReplica(teardown, owner)
   await owner.grant(writer.author)
-  const client = await startSync(teardown, writer, relay.url, { token: tokenFor(owner, writer, { all: true }, ['write']) })
+  const client = await startSync(teardown, writer, relay.url, { token: tokenFor(owner, writer, { kinds: ['episode'] }, ['write']) })
   await client.synced()
   await waitFor(() => eventCount(writer.versionVector()) === eventCount(owner.versionVector()), 'the writer to hold every event')
   expect(client.status).toBe('live')
   expect((await writer.query({ limit: 10 })).records).toEqual([])
-  expect(await writer.status(gone)).toBe('deleted')
-  await writer.remember({ kind: 'episode', summary: 'from the writer' })
-  await waitFor(async () => (await owner.query({ kind: 'episode', limit: 10 })).records.some((record) => record.summary === 'from the writer'), 'the write to reach the owner')
+  // The forgotten record is outside what the writer may write, so it never held it: the
+  // deletion (and its reason) comes as a header.
+  expect(await writer.status(gone)).toBe('absent')
+  const written = await writer.remember({ kind: 'episode', summary: 'from the writer' })
+  const redacted = await writer.remember({ kind: 'episode', summary: 'card number 4111-1111' })
+  await waitFor(async () => (await owner.status(redacted)) === 'visible', 'the writes to reach the owner')
+  expect((await owner.get(written))?.summary).toBe('from the writer')
+  // What the writer may write, it may hold: a deletion or redaction of it reaches the writer
+  // whole, and erases it there.
+  await owner.forget(written, { reason: 'the writer\'s own record' })
+  await owner.redact(redacted)
+  await waitFor(async () => (await writer.status(written)) === 'deleted' && (await writer.status(redacted)) === 'redacted', 'the tombstones to reach the writer')
+  expect(await storeText(writer)).not.toContain('4111-1111')
   expect((await writer.log.verify()).ok).toBe(true)
 })
