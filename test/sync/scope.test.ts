@@ -98,10 +98,16 @@ describe('reading through a scoped token', () => {
     await expectReads(lib, { ids: [lib.ids.home, lib.ids.tone] }, ['home', 'tone'])
   })
 
-  it('all: everything, and the reader shows the same memory as the owner', async () => {
+  it('all: everything, and the reader shows the same memory as the owner, lines of unknown kinds included', async () => {
     const lib = await library()
+    await lib.owner.rememberForeign('x-widget', ['{"widget":1}'])
+    await syncOnce(lib.owner, lib.relay.url)
     const reader = await expectReads(lib, { all: true }, ['tone', 'diet', 'work', 'home', 'both', 'fact'])
     expect(await reader.digest()).toBe(await lib.owner.digest())
+    expect(await reader.foreignLines()).toEqual({ 'x-widget': ['{"widget":1}'] })
+    // A narrower scope names record kinds, which lines of unknown kinds are not.
+    const narrow = await expectReads(lib, { kinds: ['preference'] }, ['tone', 'diet'])
+    expect(await narrow.foreignLines()).toEqual({})
   })
 
   it('a live scoped reader receives new in-scope bodies and new out-of-scope headers', async () => {
