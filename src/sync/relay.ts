@@ -90,6 +90,9 @@ interface Peer {
   readonly session: SyncSession
 }
 
+/** The longest delay a Node timer takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 export class Relay {
   private readonly spaces = new Map<string, Promise<Memory>>()
   private readonly peers = new Set<Peer>()
@@ -220,7 +223,9 @@ export class Relay {
         .finally(() => transport.close(error instanceof AuthError ? CLOSE_POLICY : CLOSE_PROTOCOL, error.code))
     }
     let handshaking: Promise<void> = Promise.resolve()
+    let isClosed = false
     transport.onClose(() => {
+      isClosed = true
       clearTimeout(timeout)
       session?.close()
     })
@@ -244,6 +249,8 @@ export class Relay {
         }
         clearTimeout(timeout)
         session = await this.open(transport, hello)
+        // A peer that left while its session opened: its close found no session to end.
+        if (isClosed) session.close()
       }).catch((error: unknown) => refuse(error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error).message)))
     })
   }
@@ -279,11 +286,27 @@ export class Relay {
     this.watchRevocations(hello.space, memory)
     if (access.token) {
       // The same skew the token check tolerates: a token served at all is served that long.
-      const remaining = access.token.expiresAt + CLOCK_SKEW_MS - this.clock.nowMs()
-      setTimeout(() => session.fail(new AuthError('TOKEN_EXPIRED', 'the token expired during the session')), Math.max(0, Math.min(remaining, 2 ** 31 - 1))).unref()
+      const expiresAt = access.token.expiresAt + CLOCK_SKEW_MS
+      let timer: NodeJS.Timeout | undefined
+      const arm = (): void => {
+        const remaining = expiresAt - this.clock.nowMs()
+        // Timers take at most 2^31 - 1 ms (24.8 days): a longer wait is taken in steps.
+        timer = remaining > MAX_TIMER_MS
+          ? setTimeout(arm, MAX_TIMER_MS)
+          : setTimeout(() => session.fail(new AuthError('TOKEN_EXPIRED', 'the token expired during the session')), Math.max(0, remaining))
+        timer.unref()
+      }
+      arm()
+      session.on('closed', () => clearTimeout(timer))
     }
-    await transport.send(encodeMessage({ type: 'ready', permissions: access.token ? [...access.token.permissions] : ['*'], full: !access.token }))
-    await session.start()
+    try {
+      await transport.send(encodeMessage({ type: 'ready', permissions: access.token ? [...access.token.permissions] : ['*'], full: !access.token }))
+      await session.start()
+    } catch (error) {
+      // The peer is registered: a session that cannot start ends here, so it is let go.
+      session.close(error instanceof CairnError ? error : undefined)
+      throw error
+    }
     return session
   }
 

@@ -2,7 +2,10 @@
  * Relay.stats and Relay.settled: what a running relay reports about its spaces, peers and
  * traffic, checked against what the replicas themselves hold.
  */
+import { randomBytes } from 'node:crypto'
 import { afterEach, expect, it } from 'vitest'
+import { proveKey } from '../../src/sync/handshake.js'
+import { RawPeer } from '../helpers/raw-peer.js'
 import { Teardown, eventCount, openOwner, startRelay, startSync, waitFor } from '../helpers/sync-fixtures.js'
 
 const teardown = new Teardown()
@@ -39,4 +42,28 @@ it('reports each open space with its vector and peers, and the bytes both ways',
   await owner.remember({ kind: 'episode', summary: 'three' })
   await waitFor(() => relay.stats().spaces[0]?.events === eventCount(owner.versionVector()), 'the relay to hold the new event')
   expect(relay.stats().bytesIn).toBeGreaterThan(stats.bytesIn)
+})
+
+it('lets go of a peer that leaves while its session opens: it is not counted, or served, ever after', async () => {
+  const relay = await startRelay(teardown)
+  const owner = await openOwner(teardown)
+  const client = await startSync(teardown, owner, relay.url, { live: false })
+  await client.synced()
+  await waitFor(() => relay.peerCount === 0, 'the first session to end')
+  let opened = 0
+  let closed = 0
+  relay.on('peer-open', () => opened++)
+  relay.on('peer-close', () => closed++)
+  for (let i = 0; i < 10; i++) {
+    const peer = await RawPeer.connect(relay.url)
+    await peer.sendMessage({ type: 'hello', versions: [1], space: owner.space, peer: owner.author, nonce: new Uint8Array(randomBytes(32)) })
+    const welcome = await peer.next('welcome')
+    if (!welcome) throw new Error('no welcome')
+    // The proof, then gone at once: the relay opens the session as the socket closes.
+    await peer.sendMessage({ type: 'proof', proof: proveKey(owner.identity, 'client', welcome.nonce, owner.space, welcome.relay) })
+    peer.close()
+    await peer.closed
+  }
+  await waitFor(() => relay.peerCount === 0 && closed === opened, 'every session that opened to be let go')
+  expect(relay.stats().spaces.map((space) => space.peers)).toEqual([0])
 })

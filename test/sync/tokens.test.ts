@@ -5,7 +5,7 @@
  * the client with status `error` and the right code, and nothing moves either way.
  */
 import fc from 'fast-check'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createToken, CLOCK_SKEW_MS, decodeToken, scopeAllows, verifyToken, type TokenContext } from '../../src/auth/index.js'
 import { AuthError, CairnError, LimitError } from '../../src/errors.js'
 import { ManualClock } from '../../src/log/clock.js'
@@ -356,6 +356,39 @@ describe('tokens through the relay', () => {
     const error = await failureOf(client)
     expect(error.code).toBe('TOKEN_EXPIRED')
     expect(client.status).toBe('error')
+  })
+
+  it('serves a token valid for longer than a timer can wait (24.8 days) until it expires, not until the timer fires', async () => {
+    const DAY_MS = 24 * HOUR_MS
+    const clock = new ManualClock(Date.now())
+    const relay = await startRelay(teardown, { clock })
+    const owner = await openOwner(teardown)
+    await syncOnce(owner, relay.url)
+    const peer = await openReplica(teardown, owner)
+    // The relay's long timers, caught so that the test can run them when their time would come.
+    const longTimers: (() => void)[] = []
+    const realSetTimeout = globalThis.setTimeout
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((run: () => void, ms?: number) => {
+      if ((ms ?? 0) >= 2 ** 31 - 1) longTimers.push(run)
+      return realSetTimeout(run, (ms ?? 0) >= 2 ** 31 - 1 ? 2 ** 31 - 1 : ms)
+    }) as typeof setTimeout)
+    teardown.add(0, () => spy.mockRestore())
+    const client = await startSync(teardown, peer, relay.url, {
+      token: owner.createToken({ audience: peer.author, scope: { all: true }, permissions: ['read'], expiresIn: 60 * DAY_MS }),
+    })
+    await client.synced()
+    expect(longTimers).toHaveLength(1)
+    // 24.8 days on: the token holds for 35 more, so the relay waits again instead of ending the session.
+    clock.advance(2 ** 31 - 1)
+    ;(longTimers.shift() as () => void)()
+    expect(longTimers).toHaveLength(1)
+    await sleep(50)
+    expect(client.status).toBe('live')
+    // Past the expiry (and the skew), the next wait is short and ends the session.
+    clock.advance(40 * DAY_MS)
+    ;(longTimers.shift() as () => void)()
+    const error = await failureOf(client)
+    expect(error.code).toBe('TOKEN_EXPIRED')
   })
 
   // The handshake accepts a token up to CLOCK_SKEW_MS after its expiry; the session's expiry
