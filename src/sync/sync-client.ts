@@ -31,7 +31,14 @@ export interface SyncOptions {
   readonly relayKey?: string
   readonly initialDelayMs?: number
   readonly maxDelayMs?: number
+  /**
+   * How long a connection may take from opening the socket to the relay's `ready` (default
+   * 15 s); past it the connection is dropped and tried again after the backoff.
+   */
+  readonly handshakeTimeoutMs?: number
 }
+
+const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000
 
 export interface SyncClientEvents {
   status: SyncStatus
@@ -113,6 +120,9 @@ export class SyncClient {
       const closed = new Promise<void>((resolve) => transport.onClose(() => resolve()))
       transport.close(CLOSE_NORMAL, 'closed')
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())])
+    } else {
+      // Still connecting: abandon the attempt (the socket is closed if it opens anyway).
+      transport?.close(CLOSE_NORMAL, 'closed')
     }
     this.setStatus('closed')
     // Waiters still here were not resolved by catching up: they never will be.
@@ -148,25 +158,41 @@ export class SyncClient {
     let relay: string | undefined
     let failure: CairnError | undefined
     let handling: Promise<void> = Promise.resolve()
+    // This connection's session: a late close of an earlier connection must not end a later one's.
+    let session: SyncSession | undefined
+    const timeoutMs = this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS
+    const handshakeTimer = setTimeout(() => {
+      failure ??= new ProtocolError('HANDSHAKE_TIMEOUT', `the relay did not complete the handshake within ${timeoutMs} ms`)
+      transport.close(CLOSE_NORMAL, 'handshake timeout')
+    }, timeoutMs)
+    handshakeTimer.unref()
     socket.on('open', () => {
+      // Closed while connecting: the socket opened anyway.
+      if (this.stopped || this.transport !== transport) {
+        transport.close(CLOSE_NORMAL, 'closed')
+        return
+      }
       void this.hello(transport, nonce).catch((error: unknown) => this.dropped(error))
     })
     socket.on('error', (error) => {
       failure ??= new ProtocolError('CONNECTION_FAILED', error.message)
     })
     transport.onClose((code) => {
-      this.session?.close()
+      clearTimeout(handshakeTimer)
+      session?.close()
+      if (this.transport !== transport) return
       // The relay refused a frame as too big: sending it again would fail again.
       if (code === CLOSE_TOO_BIG) failure ??= new ProtocolError('FRAME_TOO_LARGE', 'the relay refused a frame over its size limit')
       if (!this.stopped) this.dropped(failure ?? new ProtocolError('CONNECTION_CLOSED', 'the connection closed'))
     })
     transport.onMessage((data) => {
-      if (this.session) {
-        this.session.receive(data)
+      if (session) {
+        session.receive(data)
         return
       }
       handling = handling.then(async () => {
-        if (this.session) return this.session.receive(data)
+        if (session) return session.receive(data)
+        if (this.stopped) return
         const message = decodeMessage(data)
         if (message.type === 'error') {
           failure = message.code === 'UNKNOWN_SPACE' || /TOKEN|AUDIENCE|PROOF|AUTHORIZED|REVOKED|SPACE/.test(message.code)
@@ -182,7 +208,8 @@ export class SyncClient {
         if (message.type !== 'ready') throw new ProtocolError('UNEXPECTED_FRAME', 'expected ready', { frame: message.type })
         // Withdrawals are accepted only by a client that asked for scoped access: a relay cannot
         // make a full-access replica drop what it holds by claiming it is scoped.
-        await this.run(transport, this.options.token !== undefined && !message.full, message.full)
+        session = await this.run(transport, this.options.token !== undefined && !message.full, message.full)
+        if (session) clearTimeout(handshakeTimer)
       }).catch((error: unknown) => {
         failure = error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error).message)
         transport.close(4000, failure.code)
@@ -237,19 +264,19 @@ export class SyncClient {
    * caller's queue). Until the session is synced, the recorded access says "unfinished": what the
    * replica holds may then mix two accesses, so whatever comes next asks for everything again.
    */
-  private async run(transport: Transport, scoped: boolean, full: boolean): Promise<void> {
+  private async run(transport: Transport, scoped: boolean, full: boolean): Promise<SyncSession | undefined> {
     const log = this.memory.log
     const last = await log.localSetting(SYNCED_ACCESS_SETTING)
-    if (this.transport !== transport || !transport.isOpen) return
+    if (this.stopped || this.transport !== transport || !transport.isOpen) return undefined
     const access = this.accessKey(full)
     // A replica that never recorded its access (new, or from before this was kept) is not resent everything.
     const rescope = last !== undefined && last !== access
     if (last !== access) await log.setLocalSetting(SYNCED_ACCESS_SETTING, UNFINISHED_ACCESS)
-    if (this.transport !== transport || !transport.isOpen) return
-    this.startSession(transport, scoped, access, rescope)
+    if (this.stopped || this.transport !== transport || !transport.isOpen) return undefined
+    return this.startSession(transport, scoped, access, rescope)
   }
 
-  private startSession(transport: Transport, scoped: boolean, access: string, rescope: boolean): void {
+  private startSession(transport: Transport, scoped: boolean, access: string, rescope: boolean): SyncSession {
     const session = new SyncSession(transport, new MemoryEndpoint(this.memory, { scoped }), this.memory.crypto, this.frames, { rescope })
     this.session = session
     this.setStatus('catching-up')
@@ -272,6 +299,7 @@ export class SyncClient {
       if (error && !this.stopped) this.dropped(error)
     })
     void session.start().catch((error: unknown) => this.dropped(error))
+    return session
   }
 
   /** The connection ended: give up on a fatal error, otherwise try again after a backoff. */

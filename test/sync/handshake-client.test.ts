@@ -9,7 +9,7 @@ import { afterEach, expect, it } from 'vitest'
 import { defaultCrypto, Identity } from '../../src/log/index.js'
 import { newNonce, proveKey } from '../../src/sync/handshake.js'
 import { decodeMessage, encodeMessage, type Message } from '../../src/sync/messages.js'
-import { failureOf, openOwner, startSync, Teardown } from '../helpers/sync-fixtures.js'
+import { failureOf, openOwner, sleep, startSync, Teardown, waitFor } from '../helpers/sync-fixtures.js'
 
 const teardown = new Teardown()
 afterEach(() => teardown.run())
@@ -81,3 +81,62 @@ it('a relay cannot make a replica that presented no token drop records by callin
   for (const event of await owner.history(kept)) expect(event.bodyState).toBe('present')
 })
 
+
+/** A server that accepts WebSocket upgrades only when `admit` is called, and counts connections. */
+async function gatedServer(): Promise<{ url: string; admit: () => void; connections: () => number; closes: () => number }> {
+  const pending: (() => void)[] = []
+  let connections = 0
+  let closes = 0
+  const server = new WebSocketServer({
+    host: '127.0.0.1', port: 0,
+    verifyClient: (_info, done) => pending.push(() => done(true)),
+  })
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+  teardown.add(1, () => new Promise<void>((resolve) => {
+    for (const admit of pending.splice(0)) admit()
+    for (const client of server.clients) client.terminate()
+    server.close(() => resolve())
+  }))
+  server.on('connection', (socket) => {
+    connections++
+    socket.on('close', () => closes++)
+  })
+  const { port } = server.address() as { port: number }
+  return { url: `ws://127.0.0.1:${port}`, admit: () => { for (const admit of pending.splice(0)) admit() }, connections: () => connections, closes: () => closes }
+}
+
+it('close() while the socket still connects ends the attempt: the socket is closed when it opens, and the status stays closed', async () => {
+  const server = await gatedServer()
+  const owner = await openOwner(teardown)
+  const client = await startSync(teardown, owner, server.url)
+  const statuses: string[] = []
+  client.on('status', (status) => statuses.push(status))
+  await sleep(100)
+  expect(client.status).toBe('connecting')
+  await client.close()
+  expect(client.status).toBe('closed')
+  server.admit()
+  await sleep(300)
+  expect(client.status).toBe('closed')
+  expect(statuses).toEqual(['closed'])
+  // Either the upgrade was abandoned, or the socket that opened anyway was closed at once.
+  expect(server.connections() - server.closes()).toBe(0)
+})
+
+it('a relay that never completes the handshake is dropped after handshakeTimeoutMs, and tried again', async () => {
+  const quiet = new WebSocketServer({ host: '127.0.0.1', port: 0 })
+  await new Promise<void>((resolve) => quiet.once('listening', () => resolve()))
+  let connections = 0
+  quiet.on('connection', () => connections++)
+  teardown.add(1, () => new Promise<void>((resolve) => {
+    for (const socket of quiet.clients) socket.terminate()
+    quiet.close(() => resolve())
+  }))
+  const owner = await openOwner(teardown)
+  const client = await startSync(teardown, owner, `ws://127.0.0.1:${(quiet.address() as { port: number }).port}`, { handshakeTimeoutMs: 150 })
+  const errors: string[] = []
+  client.on('error', (error) => errors.push(error.code))
+  await waitFor(() => connections >= 2, 'the client to try again')
+  expect(errors[0]).toBe('HANDSHAKE_TIMEOUT')
+  expect(client.status).toBe('connecting')
+})
