@@ -21,6 +21,7 @@ import {
   assertSpaceId, bytesToHex, canonicalJson, hexToBytes, LogStore, parseJson, utf8Decode, utf8Encode,
   type EventEnvelope, type EventId, type SpaceLog, type VerifyReport,
 } from '../log/index.js'
+import { MAX_FILE_BYTES, readBundleFile } from './mem/index.js'
 
 export const SNAPSHOT_FORMAT = 'cairn-log'
 const EVENTS_FILE = 'events.jsonl'
@@ -88,29 +89,68 @@ export async function exportLogSnapshot(
   return manifest
 }
 
+/** The largest manifest.json or CHECKSUMS a snapshot reader takes (they list one file). */
+const MAX_SMALL_FILE_BYTES = 64 * 1024
+/** The largest events.jsonl a snapshot reader takes: the `.mem` reader's per-file cap. */
+const MAX_EVENTS_FILE_BYTES = MAX_FILE_BYTES
+
+/** A file of the snapshot, read as the `.mem` reader reads one: no links, regular files only, capped. */
+async function readSnapshotFile(dir: string, name: string, maxBytes: number): Promise<Buffer> {
+  const read = await readBundleFile(dir, name, maxBytes)
+  if ('failure' in read) {
+    const { code, message } = read.failure
+    throw new InputError(code === 'MISSING_FILE' ? 'BAD_SNAPSHOT' : code, code === 'MISSING_FILE' ? `${name} is missing` : `${name} ${message}`, { file: path.join(dir, name) })
+  }
+  return read.bytes
+}
+
+/** The manifest's fields, each checked, so a damaged one is named rather than crashing a reader. */
+function decodeSnapshotManifest(value: unknown, file: string): SnapshotManifest {
+  const bad = (message: string): never => {
+    throw new InputError('BAD_SNAPSHOT', message, { file })
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return bad('manifest.json is not an object')
+  const manifest = value as Record<string, unknown>
+  if (manifest.format !== SNAPSHOT_FORMAT || manifest.version !== 1) return bad(`not a ${SNAPSHOT_FORMAT} version 1 snapshot`)
+  assertSpaceId(manifest.space, 'manifest.space')
+  if (!Number.isSafeInteger(manifest.events) || (manifest.events as number) < 0) bad('manifest.events is not a count of events')
+  const files = manifest.files
+  if (!Array.isArray(files)) return bad('manifest.files is not a list')
+  files.forEach((entry: unknown, index) => {
+    const item = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
+    if (typeof item.path !== 'string' || !Number.isSafeInteger(item.bytes) || typeof item.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(item.sha256)) {
+      bad(`manifest.files[${index}] is not { path, bytes, sha256 }`)
+    }
+  })
+  return manifest as unknown as SnapshotManifest
+}
+
 /**
- * Reads a snapshot back as envelopes, checking the manifest, the file's size and hash, and every
- * line's shape (errors name the file and line). Authenticity is checked by ingesting them.
- * @throws InputError BAD_SNAPSHOT, BAD_LINE; VerifyError CHECKSUM_MISMATCH
+ * Reads a snapshot back as envelopes, checking the manifest, CHECKSUMS, the file's size and hash,
+ * and every line's shape (errors name the file and line). Files are read as the `.mem` reader
+ * reads them (no symbolic links, regular files only, size caps). Authenticity is checked by
+ * ingesting them.
+ * @throws InputError BAD_SNAPSHOT, BAD_LINE, SYMLINK, NOT_A_FILE, FILE_TOO_LARGE; VerifyError CHECKSUM_MISMATCH
  */
 export async function readLogSnapshot(dir: string): Promise<{ manifest: SnapshotManifest; envelopes: EventEnvelope[] }> {
   const manifestFile = path.join(dir, 'manifest.json')
-  let manifest: SnapshotManifest
+  let parsed: unknown
+  const manifestBytes = await readSnapshotFile(dir, 'manifest.json', MAX_SMALL_FILE_BYTES)
   try {
-    manifest = parseJson(await fs.readFile(manifestFile, 'utf8')) as unknown as SnapshotManifest
+    parsed = parseJson(manifestBytes.toString('utf8'))
   } catch (error) {
     throw new InputError('BAD_SNAPSHOT', `manifest.json cannot be read: ${(error as Error).message}`, { file: manifestFile })
   }
-  if (manifest?.format !== SNAPSHOT_FORMAT || manifest.version !== 1) {
-    throw new InputError('BAD_SNAPSHOT', `not a ${SNAPSHOT_FORMAT} version 1 snapshot`, { file: manifestFile })
-  }
-  assertSpaceId(manifest.space, 'manifest.space')
-  const listed = manifest.files?.find((file) => file.path === EVENTS_FILE)
+  const manifest = decodeSnapshotManifest(parsed, manifestFile)
+  const listed = manifest.files.find((file) => file.path === EVENTS_FILE)
   const eventsFile = path.join(dir, EVENTS_FILE)
-  const bytes = await fs.readFile(eventsFile).catch(() => {
-    throw new InputError('BAD_SNAPSHOT', 'events.jsonl is missing', { file: eventsFile })
-  })
-  if (!listed || listed.bytes !== bytes.length || listed.sha256 !== sha256(bytes)) {
+  if (!listed) throw new InputError('BAD_SNAPSHOT', `manifest.files does not list ${EVENTS_FILE}`, { file: manifestFile })
+  const checksums = await readSnapshotFile(dir, 'CHECKSUMS', MAX_SMALL_FILE_BYTES)
+  if (checksums.toString('utf8') !== manifest.files.map((file) => `${file.sha256}  ${file.path}\n`).join('')) {
+    throw new VerifyError('CHECKSUM_MISMATCH', 'CHECKSUMS does not list the manifest\'s files', { file: path.join(dir, 'CHECKSUMS') })
+  }
+  const bytes = await readSnapshotFile(dir, EVENTS_FILE, MAX_EVENTS_FILE_BYTES)
+  if (listed.bytes !== bytes.length || listed.sha256 !== sha256(bytes)) {
     throw new VerifyError('CHECKSUM_MISMATCH', 'events.jsonl does not match the manifest', { file: eventsFile })
   }
   const text = bytes.toString('utf8')

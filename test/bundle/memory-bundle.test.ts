@@ -4,7 +4,8 @@
  * audit trail and Evidence Pack, signing and trusted keys, native log snapshots (erased bodies
  * stay erased), PAM artifacts, adapters, and bad input that leaves the store as it was.
  */
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { validateMemBundle } from '../../src/bundle/mem/index.js'
@@ -497,6 +498,37 @@ describe('native log snapshots', () => {
     const error = await rejection(replica.import(dir))
     expect(error.where.file).toMatch(/events\.jsonl$/)
     expect(replica.versionVector()).toEqual({})
+  })
+
+  it('reads its files as a .mem bundle\'s are read: no links, no special files, a checked manifest and CHECKSUMS', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', summary: 'x' })
+    const dir = tempBundlePath('snapshot')
+    await memory.export(dir, { format: 'log' })
+    const replica = await open({ space: memory.space })
+    const damaged = (change: (copy: string) => void): string => {
+      const copy = tempBundlePath('damaged')
+      cpSync(dir, copy, { recursive: true })
+      change(copy)
+      return copy
+    }
+    const outside = path.join(tempDir(), 'events.jsonl')
+    writeFileSync(outside, read(dir, 'events.jsonl'))
+    const cases: [string, string, (copy: string) => void][] = [
+      ['SYMLINK', 'events.jsonl', (copy) => { rmSync(path.join(copy, 'events.jsonl')); symlinkSync(outside, path.join(copy, 'events.jsonl')) }],
+      ['NOT_A_FILE', 'events.jsonl', (copy) => { rmSync(path.join(copy, 'events.jsonl')); execFileSync('mkfifo', [path.join(copy, 'events.jsonl')]) }],
+      ['BAD_SNAPSHOT', 'manifest.json', (copy) => writeFileSync(path.join(copy, 'manifest.json'), read(copy, 'manifest.json').replace(/"files":\[[^\]]*\]/, '"files":5'))],
+      ['BAD_SNAPSHOT', 'manifest.json', (copy) => writeFileSync(path.join(copy, 'manifest.json'), read(copy, 'manifest.json').replace(/"files":\[[^\]]*\]/, '"files":[null]'))],
+      ['CHECKSUM_MISMATCH', 'CHECKSUMS', (copy) => writeFileSync(path.join(copy, 'CHECKSUMS'), 'garbage\n')],
+    ]
+    for (const [code, file, change] of cases) {
+      const error = await rejection(replica.import(damaged(change)))
+      expect(error.code, code).toBe(code)
+      expect(error.where.file, code).toMatch(new RegExp(`${file.replace('.', '\\.')}$`))
+    }
+    expect(replica.versionVector()).toEqual({})
+    await replica.import(dir)
+    expect(replica.versionVector()).toEqual(memory.versionVector())
   })
 })
 

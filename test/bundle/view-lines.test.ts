@@ -35,7 +35,7 @@ describe('ViewLine', () => {
   it('an episode with any unknown keys and values (its ext) cuts to the codec\'s line, and reads every value back', () => {
     const known = new Set(Object.keys(kindSpec('episode').fields))
     const key = fc.string({ maxLength: 12 }).filter((name) => !known.has(name) && name !== 'kind' && name !== '__proto__')
-    const value = fc.jsonValue({ maxDepth: 3 }).filter((item) => item !== null)
+    const value = fc.jsonValue({ maxDepth: 3 }).filter((item) => item !== null && !JSON.stringify(item).includes('"__proto__":'))
     fc.assert(fc.property(fc.dictionary(key, value, { maxKeys: 6 }), (ext) => {
       const view: Record<string, unknown> = { ...episode }
       for (const [name, item] of Object.entries(ext)) Object.defineProperty(view, name, { value: item, enumerable: true, writable: true, configurable: true })

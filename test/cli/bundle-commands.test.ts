@@ -301,11 +301,12 @@ describe('tampered bundles: validate names the file, import refuses and changes 
     const line = text.split('\n').findIndex((row) => row.includes('peanuts')) + 1
     const changed = text.replace('peanuts', 'walnuts')
     await writeFile(eventsFile, changed)
-    // Redo the manifest as a careless (or malicious) editor would: only the event's own hash can tell.
+    // Redo the manifest and CHECKSUMS as a careless (or malicious) editor would: only the event's own hash can tell.
     const { createHash } = await import('node:crypto')
-    const manifest = JSON.parse(await readFile(path.join(bad, 'manifest.json'), 'utf8')) as { files: { bytes: number; sha256: string }[] }
-    manifest.files[0] = { ...manifest.files[0], bytes: Buffer.byteLength(changed), sha256: createHash('sha256').update(changed).digest('hex') } as { bytes: number; sha256: string }
+    const manifest = JSON.parse(await readFile(path.join(bad, 'manifest.json'), 'utf8')) as { files: { path: string; bytes: number; sha256: string }[] }
+    manifest.files[0] = { ...manifest.files[0], bytes: Buffer.byteLength(changed), sha256: createHash('sha256').update(changed).digest('hex') } as { path: string; bytes: number; sha256: string }
     await writeFile(path.join(bad, 'manifest.json'), JSON.stringify(manifest))
+    await writeFile(path.join(bad, 'CHECKSUMS'), manifest.files.map((file) => `${file.sha256}  ${file.path}\n`).join(''))
 
     const validated = await run(['validate', bad])
     expect(validated.stdout).toContain(`all.log/events.jsonl:${line}: BAD_BODY: `)

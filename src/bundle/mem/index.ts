@@ -21,6 +21,7 @@ export {
   AUDIT_LOG_FILE, PROVENANCE_EDGES_FILE, BASE_CAPABILITIES, isSafeBundlePath, isPassthroughKindName, kindFilePath,
 } from './layout.js'
 export { DEFAULT_SCHEMA_VERSION } from './options.js'
+export { readBundleFile } from './bundle-files.js'
 export type {
   JsonObject, MemBundleContent, MemManifest, MemFileEntry, MemSigner, MemLimits, MemProblem, ConformanceLevel, ExportMode,
   WriteOptions, ReadOptions, ReadResult, WriteResult, ValidationReport, ProgressCallback,
