@@ -99,7 +99,7 @@ export async function importTombstones(
     const data: Record<string, JsonValue> = { kind, id: target, tombstone: record, derived }
     if (op === 'redact') {
       const source = (await core.reader.get(target)) ?? (skeletons?.has(target) ? { ...skeletons.get(target), kind, id: target } as RecordView : undefined)
-      data.skeleton = (source ? redactionSkeleton(source) : { id: target }) as JsonValue
+      data.skeleton = (source ? redactionSkeleton(source, typeof record.deletedAt === 'string' ? record.deletedAt : undefined) : { id: target }) as JsonValue
     }
     entries.push({ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data })
   }

@@ -248,7 +248,7 @@ export class Memory {
     const plan = op === 'delete' ? await planForget(this.engine.store.storage, this.core.projection.keys, view) : { derived: { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] }, records: [] }
     const tombstone = signTombstone(this.core, { op, targetKind: view.kind, targetID: view.id, derived: plan.derived, ...(reason !== undefined ? { reason } : {}) })
     const data: Record<string, JsonValue> = { kind: view.kind, id: view.id, tombstone: tombstone as unknown as JsonValue, derived: plan.records as unknown as JsonValue }
-    if (op === 'redact') data.skeleton = redactionSkeleton(view) as JsonValue
+    if (op === 'redact') data.skeleton = redactionSkeleton(view, tombstone.deletedAt) as JsonValue
     await this.core.append([{ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data }])
     return tombstone
   }

@@ -7,7 +7,7 @@ import { assertObject } from '../assert.js'
 import { canonicalJson, type JsonValue } from '../log/index.js'
 import { baseTextDocument, spliceText } from '../crdt/index.js'
 import { InputError } from '../errors.js'
-import { encodeChanges, formatTimestamp, isRecordKind, kindSpec, MEMORY_OPS, validateCreate, type RecordKind, type RecordView } from '../projection/index.js'
+import { encodeChanges, fieldOf, formatTimestamp, isRecordKind, kindSpec, MEMORY_OPS, validateCreate, type RecordKind, type RecordView } from '../projection/index.js'
 import type { DerivedBlock } from './forget-plan.js'
 import type { Entry, MemoryCore } from './memory-core.js'
 
@@ -64,16 +64,50 @@ export function signTombstone(core: MemoryCore, unsigned: Omit<Tombstone, 'signa
   return { ...ordered, signature: `ed25519:${core.author}:${signature}` }
 }
 
-/** What a redaction keeps: the record with its text fields emptied and its metadata and extensions dropped. */
-export function redactionSkeleton(view: RecordView): Record<string, JsonValue> {
+/**
+ * What `redact` purges, by kind (docs/memory-model.md §1.1, last column): the content, and on
+ * episodes the people in it. Unknown episode fields (ext) go too. Everything else (ids, times,
+ * scores, states, structural ids, tags, contextID) stays.
+ */
+const REDACTED_FIELDS: Readonly<Record<RecordKind, readonly string[]>> = {
+  episode: ['summary', 'details', 'actors', 'speaker', 'categories', 'metadata'],
+  entity: ['canonicalName', 'aliases', 'summary'],
+  edge: ['edgeType'],
+  fact: ['subject', 'predicate', 'object', 'text', 'speaker'],
+  factLink: [],
+  episodeLink: [],
+  resource: ['uri', 'contentHash', 'title', 'summary'],
+  chunk: ['text', 'contextPrefix'],
+  core: ['content'],
+  procedure: ['name', 'triggerPattern', 'steps'],
+  context: ['label'],
+  community: ['label', 'summary'],
+  category: ['name', 'description'],
+  preference: ['key', 'value'],
+  secretRef: ['label', 'preview'],
+}
+
+function emptyOf(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return []
+  if (typeof value === 'object' && value !== null) return {}
+  return ''
+}
+
+/**
+ * What a redaction keeps of a record: the purged fields emptied when required (`""`, `[]`,
+ * `{}`), dropped when optional, unknown fields dropped; on an episode, `deletedAt` set to the
+ * redaction's time when given. A skeleton is its own skeleton (the relay checks that).
+ */
+export function redactionSkeleton(view: RecordView, redactedAt?: string): Record<string, JsonValue> {
   const spec = kindSpec(view.kind)
+  const purged = REDACTED_FIELDS[view.kind]
   const skeleton: Record<string, JsonValue> = {}
   for (const [field, value] of Object.entries(view)) {
-    const fieldSpec = spec.fields[field]
-    if (!fieldSpec || field === 'kind') continue
-    if (spec.textFields.includes(field) && !fieldSpec.merge.startsWith('identity')) skeleton[field] = Array.isArray(value) ? [] : typeof value === 'string' ? '' : value
-    else if (fieldSpec.merge === 'map') skeleton[field] = {}
-    else skeleton[field] = value
+    const fieldSpec = fieldOf(spec, field)
+    if (!fieldSpec || field === 'kind' || value === undefined) continue
+    if (!purged.includes(field)) skeleton[field] = value
+    else if (fieldSpec.required) skeleton[field] = emptyOf(value)
   }
+  if (view.kind === 'episode' && redactedAt !== undefined) skeleton.deletedAt = redactedAt
   return skeleton
 }

@@ -235,6 +235,28 @@ describe('forget and redact', () => {
     expect((await m.query({ asOf: then })).records).toEqual([])
   })
 
+  it('redaction purges what docs/memory-model.md §1.1 lists, keeps the rest, and leaves none of it in the log', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 4, 1, 12))
+    const m = await memory(clock)
+    const episode = await m.remember({ kind: 'episode', summary: 'zeta summary', details: 'zeta details', actors: ['zeta-actor'], speaker: 'zeta-speaker', categories: ['zeta-category'], metadata: { k: 'zeta-meta' }, tags: ['kept-tag'], zetaExtra: 'zeta-ext' } as never)
+    const entity = await m.remember({ kind: 'entity', canonicalName: 'Zeta Person', type: 'person', aliases: ['zeta-alias'], summary: 'zeta bio' })
+    const resource = await m.remember({ kind: 'resource', uri: 'file:///zeta.txt', mimeType: 'text/plain', contentHash: 'zetahash', title: 'zeta title', summary: 'zeta doc' })
+    const fact = await m.remember({ kind: 'fact', episodeID: (await m.remember({ kind: 'episode', summary: 'other' })), subject: 'zeta-subject', predicate: 'zeta-predicate', object: 'zeta-object', speaker: 'zeta-speaker' })
+    const preference = await m.remember({ kind: 'preference', key: 'zeta-key', value: 'zeta-value' })
+    clock.advance(60_000)
+    for (const id of [episode, entity, resource, fact, preference]) await m.redact(id)
+    expect(await m.get(episode)).toMatchObject({ summary: '', details: '', actors: [], categories: [], metadata: {}, tags: ['kept-tag'], sourceType: 'note', deletedAt: '2026-05-01T12:01:00Z' })
+    expect(await m.get(entity)).toMatchObject({ canonicalName: '', aliases: [], summary: '', type: 'person' })
+    expect(await m.get(resource)).toMatchObject({ uri: '', contentHash: '', title: '', summary: '', mimeType: 'text/plain' })
+    expect(await m.get(fact)).toMatchObject({ subject: '', predicate: '', object: '', text: '' })
+    expect(await m.get(preference)).toMatchObject({ key: '', value: '' })
+    for (const id of [episode, fact]) expect(await m.get(id)).not.toHaveProperty('speaker')
+    expect(await m.get(episode)).not.toHaveProperty('zetaExtra')
+    // Nothing of the purged content is left anywhere: views, the redact events' bodies, erased content.
+    for await (const event of m.log.readApplied()) expect(JSON.stringify(event.body ?? {})).not.toMatch(/zeta|Zeta/)
+    for (const id of [episode, entity, resource, fact, preference]) expect(JSON.stringify(await m.get(id))).not.toMatch(/zeta|Zeta/)
+  })
+
   it('redacts content but keeps a skeleton and the tombstone', async () => {
     const clock = new ManualClock(Date.UTC(2026, 4, 1, 12))
     const m = await memory(clock)
