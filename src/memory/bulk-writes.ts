@@ -6,7 +6,7 @@
 import { assertArray, assertNonEmptyString, assertObject, assertOneOf, assertString } from '../assert.js'
 import type { JsonValue } from '../log/index.js'
 import { InputError } from '../errors.js'
-import { isRecordKind, MEMORY_OPS, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
+import { isRecordKind, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
 import { atIndex, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
 import { createEntry, redactionSkeleton } from './record-entries.js'
 
@@ -26,6 +26,7 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   states.forEach((state, index) => {
     if (state?.tombstone) refuseTombstoned(state.tombstone.op, `records[${index}].id`)
   })
+  await core.refuseDeletedParents(entries, (index) => `records[${index}]`)
   if (entries.length > 0) await core.append(entries.map(({ op, data }) => ({ op, data })))
   return entries.map((entry) => entry.id)
 }
@@ -45,6 +46,7 @@ export async function updateMany(core: MemoryCore, updates: readonly { readonly 
   const entries = list.map((update, index) => atIndex(`updates[${index}]`, () => {
     const view = views.get(ids[index] as string) as RecordView
     const patch = validatePatch(view.kind, (update as { changes: PatchInput }).changes)
+    refuseWriteOnce(view.kind, patch)
     return { op: MEMORY_OPS.patch, data: { kind: view.kind, id: view.id, ...patch } as unknown as JsonValue }
   }))
   if (entries.length > 0) await core.append(entries)

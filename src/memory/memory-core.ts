@@ -7,7 +7,7 @@ import { assertNonEmptyString } from '../assert.js'
 import type { JsonValue } from '../log/index.js'
 import { InputError } from '../errors.js'
 import type { RecordState } from '../crdt/index.js'
-import { decodeState, Projection, ProjectionReader, type CachedRecord, type ProjectionFeatures, type RecordView } from '../projection/index.js'
+import { decodeState, kindSpec, Projection, ProjectionReader, type CachedRecord, type ProjectionFeatures, type RecordKind, type RecordView } from '../projection/index.js'
 import type { Engine } from './memory-engine.js'
 
 /** One event to append: an operation name and its body data. */
@@ -118,6 +118,31 @@ export class MemoryCore {
       const list = await this.engine.store.storage.getMany(missing.map((id) => this.projection.keys.state(id)))
       return list.map((bytes, j) => (bytes ? decodeState(bytes, missing[j] as string) : undefined))
     })
+  }
+
+  /**
+   * Refuses creates whose parent (a fact's episode, an edge's entities, a chunk's resource, a
+   * link's ends) is deleted: the record would be deleted here at once, its body erased before a
+   * peer could see it, and the peer would show it (no resurrection, spec §7).
+   * @param where the path of an entry in the caller's input (`records[3]`), or undefined
+   * @throws InputError FORGOTTEN naming the parent field
+   */
+  async refuseDeletedParents(entries: readonly { readonly kind: RecordKind; readonly fields: Readonly<Record<string, JsonValue>> }[], where: (index: number) => string | undefined): Promise<void> {
+    const named: { index: number; field: string; id: string }[] = []
+    entries.forEach((entry, index) => {
+      for (const parent of kindSpec(entry.kind).parents) {
+        const id = entry.fields[parent.field]
+        if (typeof id === 'string') named.push({ index, field: `${entry.kind}.${parent.field}`, id })
+      }
+    })
+    if (named.length === 0) return
+    const ids = [...new Set(named.map((item) => item.id))]
+    const states = await this.states(ids)
+    const deleted = new Set(ids.filter((_, i) => states[i]?.tombstone?.op === 'delete'))
+    const found = named.find((item) => deleted.has(item.id))
+    if (found === undefined) return
+    const path = where(found.index)
+    throw new InputError('FORGOTTEN', `${found.id} was deleted: nothing new may name it`, { field: path === undefined ? found.field : `${path}.${found.field}` })
   }
 
   /**

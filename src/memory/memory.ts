@@ -16,7 +16,7 @@ import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLA
 import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
 import {
-  formatTimestamp, isTombstoneBody, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, validatePatch, type ProjectionFeatures,
+  formatTimestamp, isTombstoneBody, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, refuseWriteOnce, validatePatch, type ProjectionFeatures,
   type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
 } from '../projection/index.js'
 import { planForget } from './forget-plan.js'
@@ -159,6 +159,7 @@ export class Memory {
     const entry = createEntry(this.core, record)
     const tombstone = (await this.core.state(entry.id))?.tombstone
     if (tombstone) refuseTombstoned(tombstone.op, 'id')
+    await this.core.refuseDeletedParents([entry], () => undefined)
     await this.core.append([{ op: entry.op, data: entry.data }])
     return entry.id
   }
@@ -206,6 +207,7 @@ export class Memory {
   async update(id: string, changes: PatchInput): Promise<void> {
     const view = await this.core.existing(id)
     const patch = validatePatch(view.kind, changes)
+    refuseWriteOnce(view.kind, patch)
     await this.core.append([{ op: MEMORY_OPS.patch, data: { kind: view.kind, id: view.id, ...patch } as unknown as JsonValue }])
   }
 
@@ -232,6 +234,9 @@ export class Memory {
     const source = raw.source === undefined ? 'asserted' : (assertString(raw.source, 'options.source') as ClaimClass)
     if (!CLAIM_CLASSES.includes(source)) throw new InputError('BAD_VALUE', `source must be one of ${CLAIM_CLASSES.join(', ')}`, { field: 'options.source' })
     const entry = createEntry(this.core, { ...assertObject(replacement, 'replacement'), kind: old.kind, [spec.validTime.from]: validFrom })
+    // The replacement is a new record: an id already used (the old one's included) would merge into it.
+    if (await this.core.state(entry.id)) throw new InputError('ID_TAKEN', `${entry.id} is already a record's id; a replacement takes a new one`, { field: 'replacement.id' })
+    await this.core.refuseDeletedParents([entry], () => 'replacement')
     const confidence = typeof entry.fields.confidence === 'number' ? entry.fields.confidence : 0
     await this.core.append([
       { op: entry.op, data: entry.data },

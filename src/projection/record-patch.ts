@@ -68,6 +68,26 @@ const HINT: Readonly<Record<MergeClass, string>> = {
   text: 'edit it with the text API',
 }
 
+/**
+ * Fields a create writes and `update` never changes (docs/memory-model.md §1.1): what a fact says
+ * and where it came from, an edge's endpoints and type, a chunk's resource. A fact or an edge
+ * changes by `supersede`. Checked at the API only: operations already in a log keep applying.
+ */
+const WRITE_ONCE: Readonly<Partial<Record<RecordKind, readonly string[]>>> = {
+  fact: ['episodeID', 'subject', 'predicate', 'object'],
+  edge: ['srcEntityID', 'dstEntityID', 'edgeType'],
+  chunk: ['resourceID'],
+}
+
+/** @throws InputError IMMUTABLE_FIELD naming a write-once field the patch sets or unsets */
+export function refuseWriteOnce(kind: RecordKind, patch: RecordPatch): void {
+  for (const name of WRITE_ONCE[kind] ?? []) {
+    if (Object.hasOwn(patch.set, name) || patch.unset.includes(name)) {
+      refuse('IMMUTABLE_FIELD', kind === 'chunk' ? 'set at creation and never changed' : 'set at creation; supersede the record to change it', fieldLabel(kind, name))
+    }
+  }
+}
+
 function refuse(code: string, message: string, label: string): never {
   throw new InputError(code, message, { field: label })
 }

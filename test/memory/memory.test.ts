@@ -198,13 +198,38 @@ describe('forget and redact', () => {
   // The deletion reaches a replica whose fact names the episode, though the deleting replica never
   // knew the fact: the fact is deleted with it and its content erased, so its link to the
   // episode is gone from the log. A rebuild must still know it is deleted.
+  it('refuses new records that name a deleted parent, and write-once fields in updates, naming the field; writes nothing', async () => {
+    const m = await memory()
+    const episode = await m.remember({ kind: 'episode', summary: 'source' })
+    const other = await m.remember({ kind: 'episode', summary: 'kept' })
+    const fact = await m.remember({ kind: 'fact', episodeID: other, subject: 'user', predicate: 'likes', object: 'tea' })
+    const [a, b, c] = [await m.remember({ kind: 'entity', canonicalName: 'A', type: 'person' }), await m.remember({ kind: 'entity', canonicalName: 'B', type: 'person' }), await m.remember({ kind: 'entity', canonicalName: 'C', type: 'person' })]
+    const edge = await m.remember({ kind: 'edge', srcEntityID: a, dstEntityID: b, edgeType: 'knows', evidenceEpisodeIDs: [other] })
+    await m.forget(episode)
+    await m.forget(c)
+    const before = m.versionVector()
+    expect((await refusal(m.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'likes', object: 'coffee' })))).toMatchObject({ code: 'FORGOTTEN', where: { field: 'fact.episodeID' } })
+    expect((await refusal(m.rememberMany([{ kind: 'episode', summary: 'fine' }, { kind: 'edge', srcEntityID: a, dstEntityID: c, edgeType: 'likes' }])))).toMatchObject({ code: 'FORGOTTEN', where: { field: 'records[1].edge.dstEntityID' } })
+    for (const [id, field] of [[fact, 'object'], [fact, 'episodeID'], [fact, 'subject'], [edge, 'edgeType'], [edge, 'srcEntityID']] as const) {
+      expect((await refusal(m.update(id, { set: { [field]: 'x' } }))), field).toMatchObject({ code: 'IMMUTABLE_FIELD' })
+      expect((await refusal(m.updateMany([{ id, changes: { set: { [field]: 'x' } } }]))), field).toMatchObject({ code: 'IMMUTABLE_FIELD' })
+    }
+    // A replacement is a new record: the old id, or any id in use, is refused.
+    expect((await refusal(m.supersede(fact, { id: fact, episodeID: other, subject: 'user', predicate: 'likes', object: 'coffee' })))).toMatchObject({ code: 'ID_TAKEN', where: { field: 'replacement.id' } })
+    expect((await refusal(m.supersede(fact, { id: episode, episodeID: other, subject: 'user', predicate: 'likes', object: 'coffee' })))).toMatchObject({ code: 'BAD_ID' })
+    expect(m.versionVector()).toEqual(before)
+    await m.update(fact, { set: { confidence: 0.4 } })
+    const replacement = await m.supersede(fact, { episodeID: other, subject: 'user', predicate: 'likes', object: 'coffee' })
+    expect((await m.get(fact))?.supersededBy).toBe(replacement)
+  })
+
   it('keeps a record deleted through its parent deleted across a rebuild, and later content for it erased', async () => {
     const { memories } = await openReplicas(3)
     const [here, there, stale] = memories as [Memory, Memory, Memory]
     open.push(...memories)
     await here.remember({ kind: 'fact', id: 'fact_c', episodeID: 'ep_d', subject: 'user', predicate: 'likes', object: 'tea' })
     await stale.ingest(await here.events())
-    await stale.update('fact_c', { set: { object: 'green tea' } })
+    await stale.update('fact_c', { set: { speaker: 'green tea' } })
     await there.remember({ kind: 'episode', id: 'ep_d', summary: 'about tea' })
     await there.forget('ep_d')
     await here.ingest(await there.events())
