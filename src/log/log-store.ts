@@ -103,6 +103,14 @@ export class LogStore {
     return log
   }
 
+  /** Whether this store holds the space's genesis, without opening a space it does not hold. */
+  async hasSpace(space: string): Promise<boolean> {
+    const id = assertSpaceId(space, 'space')
+    const open = this.spaces.get(id)
+    if (open) return (await open).hasGenesis
+    return (await this.storage.get(keys.spaceEntry(id))) !== undefined
+  }
+
   /** The spaces whose genesis this store holds. */
   async listSpaces(): Promise<SpaceId[]> {
     const prefix = keys.spaceEntryPrefix()

@@ -260,6 +260,11 @@ export class Relay {
     if (!Number.isFinite(version)) {
       throw new ProtocolError('UNSUPPORTED_VERSION', `this relay speaks versions ${PROTOCOL_VERSIONS.join(', ')}`, { frame: 'hello' })
     }
+    // Checked before a space is opened: hellos for spaces the relay does not hold, from anyone,
+    // must not leave an open space behind each.
+    if (!hello.genesis && !(await this.store.hasSpace(hello.space))) {
+      throw new AuthError('UNKNOWN_SPACE', 'this relay does not hold the space; its owner must bring the genesis', { space: hello.space })
+    }
     const memory = await this.memoryOf(hello.space)
     if (!memory.log.hasGenesis) {
       if (!hello.genesis) throw new AuthError('UNKNOWN_SPACE', 'this relay does not hold the space; its owner must bring the genesis', { space: hello.space })

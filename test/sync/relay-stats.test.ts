@@ -67,3 +67,21 @@ it('lets go of a peer that leaves while its session opens: it is not counted, or
   await waitFor(() => relay.peerCount === 0 && closed === opened, 'every session that opened to be let go')
   expect(relay.stats().spaces.map((space) => space.peers)).toEqual([0])
 })
+
+it('opens no space for hellos naming spaces it does not hold: the refusals leave nothing behind', async () => {
+  const relay = await startRelay(teardown)
+  const owner = await openOwner(teardown)
+  for (let i = 0; i < 20; i++) {
+    const peer = await RawPeer.connect(relay.url)
+    const space = randomBytes(32).toString('hex')
+    await peer.sendMessage({ type: 'hello', versions: [1], space, peer: owner.author, nonce: new Uint8Array(randomBytes(32)) })
+    const error = await peer.next('error')
+    expect(error?.code).toBe('UNKNOWN_SPACE')
+    peer.close()
+  }
+  expect(relay.stats().spaces).toEqual([])
+  // The owner of a space brings its genesis, and is served.
+  const client = await startSync(teardown, owner, relay.url, { live: false })
+  await client.synced()
+  expect(relay.stats().spaces.map((space) => space.space)).toEqual([owner.space])
+})
