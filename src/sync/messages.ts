@@ -95,11 +95,22 @@ function vector(value: unknown, frame: string): VersionVector {
   return out
 }
 
+/** Every event header is canonical JSON whose first member is the 64-hex author (log-format.md). */
+const HEADER_START = new TextEncoder().encode('{"author":"')
+const MIN_HEADER_BYTES = HEADER_START.length + 64 + 2
+
+function isEventHeader(header: Uint8Array): boolean {
+  return header.length >= MIN_HEADER_BYTES && HEADER_START.every((byte, i) => header[i] === byte)
+}
+
 function wireEvent(value: unknown, frame: string, index: number): WireEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(frame, `events[${index}] is not a map`)
   const raw = value as Record<string, unknown>
+  const header = bytes(raw.header, frame, `events[${index}].header`)
+  // Checked here so that nothing reads an author or seq from a header that cannot hold them.
+  if (!isEventHeader(header)) fail(frame, `events[${index}].header is not an event header (canonical JSON starting with the author)`)
   return {
-    header: bytes(raw.header, frame, `events[${index}].header`),
+    header,
     ...(raw.body !== undefined ? { body: bytes(raw.body, frame, `events[${index}].body`) } : {}),
     ...(raw.signature !== undefined ? { signature: bytes(raw.signature, frame, `events[${index}].signature`, 64) } : {}),
   }
@@ -111,6 +122,8 @@ function wireEvent(value: unknown, frame: string, index: number): WireEvent {
  */
 export function decodeMessage(data: Uint8Array): Message {
   if (data.length > MAX_FRAME_BYTES) throw new ProtocolError('FRAME_TOO_LARGE', `${data.length} bytes, over ${MAX_FRAME_BYTES}`, { frame: 'unknown' })
+  // The transport hands a text frame over as no bytes.
+  if (data.length === 0) throw new ProtocolError('BAD_FRAME', 'an empty frame (or a text frame): frames are binary msgpack maps', { frame: 'unknown' })
   let value: unknown
   try {
     value = packr.unpack(data)

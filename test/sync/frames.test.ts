@@ -11,6 +11,7 @@ import fc from 'fast-check'
 import { Packr } from 'msgpackr'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ProtocolError } from '../../src/errors.js'
+import { refusal } from '../helpers/error-code.js'
 import type { EventEnvelope, EventId } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { continuationOf, cutFills, cutFrames } from '../../src/sync/frames.js'
@@ -41,6 +42,8 @@ function idOf(header: Uint8Array): EventId {
   return createHash('sha256').update(header).digest('hex') as EventId
 }
 
+/** A header as the wire checks it: canonical JSON that starts with the author. */
+const wireHeader = (seq: number): Uint8Array => new TextEncoder().encode(`{"author":"${'ab'.repeat(32)}","seq":${seq}}`)
 const authorOf = (event: { header: Uint8Array }): string => (JSON.parse(Buffer.from(event.header).toString('utf8')) as { author: string }).author
 
 describe('decodeMessage', () => {
@@ -51,7 +54,7 @@ describe('decodeMessage', () => {
     { type: 'ready', permissions: ['read'], full: false },
     { type: 'want', vector: { [HEX]: 3 } },
     { type: 'want', vector: {}, maxFrameEvents: 250, rescope: true },
-    { type: 'events', seq: 4, events: [{ header: new Uint8Array([1, 2]), body: new Uint8Array([3]), signature: new Uint8Array(64) }, { header: new Uint8Array([4]) }] },
+    { type: 'events', seq: 4, events: [{ header: wireHeader(1), body: new Uint8Array([3]), signature: new Uint8Array(64) }, { header: wireHeader(2) }] },
     { type: 'ack', seq: 4 },
     { type: 'caught-up' },
     { type: 'withdraw', records: ['ep_1', 'pref_2'] },
@@ -451,5 +454,17 @@ describe('malformed frames against a running relay', () => {
     const id = await owner.remember({ kind: 'episode', summary: 'while a handshake hangs' })
     await waitFor(async () => (await legit.get(id)) !== undefined, 'the legitimate peer to receive the event')
     expect(raw.isClosed).toBe(false)
+  })
+})
+
+describe('frames that cannot be read name what is wrong', () => {
+  it('an events frame whose header cannot be an event header, and a text frame (empty bytes)', () => {
+    const events = (header: Uint8Array) => packr.pack({ type: 'events', seq: 1, events: [{ header }] })
+    for (const header of [new Uint8Array([1, 2, 3, 4, 5]), new TextEncoder().encode('{"seq":1,"author":"x"}'), new TextEncoder().encode(`{"author":"${'ab'.repeat(31)}"}`)]) {
+      const error = refusal(() => decodeMessage(events(header)))
+      expect(error.code).toBe('BAD_FRAME')
+      expect(error.message).toMatch(/events\[0\]\.header is not an event header/)
+    }
+    expect(refusal(() => decodeMessage(new Uint8Array(0))).message).toMatch(/text frame/)
   })
 })
