@@ -50,7 +50,7 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
   // Every record is checked as the merge will write it before anything is written, tombstones
   // included: the codec's checks are the format's, not all of what a record must be here.
   const locate = (kind: RecordKind) => ({ file: kindFilePath(kind) })
-  checkRecordsWritable(records.records, locate)
+  checkRecordsWritable(records.records, locate, { uniqueIds: true })
 
   // Tombstones first; a redaction takes its skeleton from the bundle's line for the record.
   const skeletons = new Map<string, JsonObject>()

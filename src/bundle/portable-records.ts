@@ -6,7 +6,7 @@
  * in its own file (cairn-extensions.ts).
  */
 import type { JsonValue } from '../log/index.js'
-import { kindSpec, RECORD_KINDS, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
+import { fieldOf, kindSpec, normalizeTimestamp, RECORD_KINDS, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
 
 /** Per kind, the extension fields its PM line cannot carry (none for episodes, which have `ext`). */
@@ -48,12 +48,39 @@ export function parentIdsOf(kind: RecordKind, record: JsonObject): string[] {
 
 /**
  * Whether merging `record` into `view` would change nothing: every key of the record already
- * holds the same value (compared as canonical JSON). A view may hold more (defaults, extensions).
+ * holds what the merge would leave there. A view may hold more (defaults, extensions). Compared
+ * as the merge treats each field: a timestamp by its instant (Cairn keeps whole UTC seconds, so
+ * `…05.250Z` and `…07:04:05+02:00` hold what they say), a set by its elements (a merge adds and
+ * never removes: the record's elements must all be held), a map by its entries (likewise), and
+ * anything else as canonical JSON.
  */
 export function alreadyHolds(view: RecordView, record: JsonObject, canonical: (value: JsonValue) => string): boolean {
+  const spec = kindSpec(view.kind)
   for (const [key, value] of Object.entries(record)) {
     const held = view[key]
-    if (held === undefined || canonical(held) !== canonical(value)) return false
+    if (held === undefined) return false
+    const field = fieldOf(spec, key)
+    if (field?.type === 'timestamp' && typeof value === 'string' && typeof held === 'string') {
+      if (!sameInstant(held, value)) return false
+    } else if (field?.merge === 'set' && Array.isArray(value) && Array.isArray(held)) {
+      const elements = new Set(held)
+      if (!value.every((element) => elements.has(element as string))) return false
+    } else if (field?.merge === 'map' && isObject(value) && isObject(held)) {
+      if (!Object.entries(value).every(([name, item]) => Object.hasOwn(held, name) && canonical(held[name] as JsonValue) === canonical(item))) return false
+    } else if (canonical(held) !== canonical(value)) return false
   }
   return true
+}
+
+function isObject(value: unknown): value is { readonly [key: string]: JsonValue } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Whether a held timestamp is what `given` normalizes to (a malformed one never is). */
+function sameInstant(held: string, given: string): boolean {
+  try {
+    return normalizeTimestamp(given, 'timestamp') === held
+  } catch {
+    return false
+  }
 }

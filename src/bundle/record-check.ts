@@ -4,7 +4,7 @@
  * the event body limit. A record refused only once some batches were written would leave the
  * store half-imported; here it is refused first, named by where it came from.
  */
-import { CairnError, LimitError, relocate } from '../errors.js'
+import { CairnError, InputError, LimitError, relocate } from '../errors.js'
 import { canonicalJson, MAX_BODY_BYTES, type JsonValue } from '../log/index.js'
 import { RECORD_KINDS, kindSpec, validateCreate, type RecordKind } from '../projection/kinds.js'
 import type { JsonObject } from './mem/index.js'
@@ -24,17 +24,27 @@ export type RecordLocator = (kind: RecordKind, index: number) => { readonly file
  * A bundle's or adapter's records, checked as `rememberMany` would check them.
  * @throws the refusal `rememberMany` would give (InputError, LimitError), naming the record; LimitError RECORD_TOO_LARGE
  */
-export function checkRecordsWritable(records: Partial<Record<RecordKind, readonly JsonObject[]>>, locate: RecordLocator): void {
+export function checkRecordsWritable(records: Partial<Record<RecordKind, readonly JsonObject[]>>, locate: RecordLocator, options: { uniqueIds?: boolean } = {}): void {
   const context = { nowMs: Date.now(), randomHex: (bytes: number) => '0'.repeat(bytes * 2) }
+  // With `uniqueIds` (a bundle, whose lines are records as they stand), an id met twice, in one
+  // kind or two, is refused: Cairn holds one record per id, so one line would silently win.
+  const seen = options.uniqueIds ? new Map<string, { kind: RecordKind; index: number }>() : undefined
   for (const kind of RECORD_KINDS) {
     const list = records[kind] ?? []
     const textFields = kindSpec(kind).textFields
     for (let index = 0; index < list.length; index++) {
       const record = list[index] as JsonObject
       const where = locate(kind, index)
+      if (Object.hasOwn(record, 'kind')) {
+        // `remember` input names the kind in `kind`: an unknown field of that name has no place.
+        throw new InputError('RESERVED_KEY', `${describe(kind, index, where)}: "kind" names a record's kind in Cairn and cannot be a field`, { ...where, field: `${kind}.kind` })
+      }
       let size: number
+      let id: string
       try {
-        const { fields, ext } = validateCreate(kind, record, context)
+        const validated = validateCreate(kind, record, context)
+        const { fields, ext } = validated
+        id = validated.id
         let textBytes = 0
         for (const field of textFields) {
           const value = fields[field]
@@ -44,6 +54,13 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
       } catch (error) {
         if (!(error instanceof CairnError)) throw error
         throw relocate(error, { ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}) }, `${describe(kind, index, where)}: ${error.reason}`)
+      }
+      if (seen !== undefined) {
+        const first = seen.get(id)
+        if (first !== undefined) {
+          throw new InputError('DUPLICATE_ID', `${describe(kind, index, where)} has the id ${id}, as ${first.kind} record ${first.index + 1} has`, { ...where, field: `${kind}.id` })
+        }
+        seen.set(id, { kind, index })
       }
       if (size > MAX_BODY_BYTES) {
         throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index, where)} is about ${Math.round(size / 1024)} KiB, over the ${MAX_BODY_BYTES / 1024} KiB one stored event holds`, where)

@@ -442,6 +442,57 @@ describe('import refuses bad bundles before writing anything', () => {
     expect(await target.status('ep_victim')).toBe('visible')
   })
 
+  it('an id met twice (in one file, or in two kinds) and a field named kind are refused: one line would silently win', async () => {
+    const source = await open()
+    await source.remember({ kind: 'episode', id: 'ep_1', summary: 'one' })
+    await source.remember({ kind: 'entity', id: 'ent_1', type: 'person', canonicalName: 'Ada' })
+    const dir = tempBundlePath()
+    await source.export(dir)
+    const cases: [string, (rows: string[]) => string[], string, string][] = [
+      ['items/episode.jsonl', (rows) => [...rows, (rows[0] as string).replace('"one"', '"uno"')], 'DUPLICATE_ID', 'episode.id'],
+      ['items/episode.jsonl', (rows) => [...rows, (rows[0] as string).replace('"ep_1"', '"ent_1"')], 'BAD_ID', 'episode.id'],
+      ['items/entity.jsonl', (rows) => [...rows, (rows[0] as string).replace('"ent_1"', '"e_shared"')], 'DUPLICATE_ID', 'episode.id'],
+      ['items/episode.jsonl', (rows) => rows.map((line) => line.replace('{', '{"kind":"vendor",')), 'RESERVED_KEY', 'episode.kind'],
+    ]
+    for (const [file, change, code, field] of cases) {
+      const copy = tempBundlePath()
+      cpSync(dir, copy, { recursive: true })
+      rewriteLines(copy, file, change)
+      // The third case: an episode then takes the entity's new id.
+      if (code === 'DUPLICATE_ID' && file === 'items/entity.jsonl') rewriteLines(copy, 'items/episode.jsonl', (rows) => [...rows, (rows[0] as string).replace('"ep_1"', '"e_shared"')])
+      const target = await open()
+      const before = target.versionVector()
+      const error = await rejection(target.import(copy))
+      expect(error.code, code).toBe(code)
+      expect(error.where.field, code).toBe(field)
+      expect(target.versionVector()).toEqual(before)
+    }
+  })
+
+  it('importing again writes nothing, for timestamps with fractions or offsets, and sets and maps the merge already holds', async () => {
+    const source = await open()
+    await source.remember({ kind: 'episode', id: 'ep_1', summary: 'one', categories: ['a', 'b'], metadata: { k: 'v', j: 'w' } })
+    const dir = tempBundlePath()
+    await source.export(dir)
+    rewriteLines(dir, 'items/episode.jsonl', (rows) => rows.map((line) => line
+      .replace(/"eventTime":"(\d{4}-\d\d-\d\dT)(\d\d)(:\d\d:\d\d)Z"/, (_all, day: string, hour: string, rest: string) => `"eventTime":"${day}${String((Number(hour) + 2) % 24).padStart(2, '0')}${rest}+02:00"`)
+      .replace(/"mentionTime":"([^"]+)Z"/, '"mentionTime":"$1.250Z"')))
+    const target = await open()
+    const imported = async (): Promise<unknown> => {
+      const report = await target.import(dir)
+      return 'imported' in report ? report.imported : report
+    }
+    expect(await imported()).toEqual({ episode: 1 })
+    const vector = target.versionVector()
+    expect(await imported()).toEqual({})
+    expect(target.versionVector()).toEqual(vector)
+    // A bundle with fewer categories and metadata keys than the replica holds: the merge adds and
+    // never removes, so there is nothing to write.
+    rewriteLines(dir, 'items/episode.jsonl', (rows) => rows.map((line) => line.replace('"categories":["a","b"]', '"categories":["b"]').replace('"metadata":{"j":"w","k":"v"}', '"metadata":{"k":"v"}')))
+    expect(await imported()).toEqual({})
+    expect(target.versionVector()).toEqual(vector)
+  })
+
   it('a signed bundle is accepted with its key and refused with another', async () => {
     const { memory, dir } = await exported()
     const target = await open()
