@@ -126,6 +126,12 @@ export class ProjectionReader {
     return this.storage.valueBatches({ gte: prefix, lt: this.keys.end(prefix) })
   }
 
+  /** Whether each record is redacted now: its tombstone says so (every stored version of it is then a skeleton). */
+  private async redactedOf(ids: readonly string[]): Promise<boolean[]> {
+    const tombstones = await this.storage.getMany(ids.map((id) => this.keys.tombstone(id)))
+    return tombstones.map((bytes) => bytes !== undefined && (decodeJson(bytes) as { op?: unknown }).op === 'redact')
+  }
+
   private async viewAt(id: string, position: number): Promise<RecordView | undefined> {
     const prefix = this.keys.versionPrefix(id)
     for await (const [, bytes] of this.storage.entries({ gte: prefix, lte: this.keys.version(id, position), reverse: true, limit: 1 })) {
@@ -163,9 +169,11 @@ export class ProjectionReader {
       const views = asOf
         ? await Promise.all(ids.map((id) => this.viewAt(id, position)))
         : (await this.storage.getMany(ids.map((id) => this.keys.view(id)))).map((bytes) => (bytes ? decodeView(bytes) : undefined))
+      // A redaction skeleton is judged as the indexes list it (by kind only), here as there.
+      const redacted = await this.redactedOf(ids)
       for (let i = 0; i < views.length; i++) {
         const view = views[i]
-        if (view && matchesFilter(view, filter)) {
+        if (view && matchesFilter(view, filter, redacted[i])) {
           records.push(view)
           if (records.length === page.limit) {
             lastKey = pending[i]

@@ -282,6 +282,24 @@ describe('forget and redact', () => {
     for (const id of [episode, entity, resource, fact, preference]) expect(JSON.stringify(await m.get(id))).not.toMatch(/zeta|Zeta/)
   })
 
+  it('judges a redaction skeleton by kind only in every query, live or as of a time, indexed or not', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const m = await memory(clock)
+    const id = await m.remember({ kind: 'episode', summary: 'secret', tags: ['x'], contextID: 'ctx_a', confidence: 0.9 })
+    clock.advance(5_000)
+    await m.redact(id)
+    clock.advance(5_000)
+    const now = clock.nowMs()
+    const filters = [{ tags: ['x'] }, { context: 'ctx_a' }, { minConfidence: 0.5 }, { kind: 'episode' as const }, { kind: 'episode' as const, tags: { none: ['x'] } }]
+    const found = []
+    for (const filter of filters) {
+      const live = (await m.query(filter)).records.map((record) => record.id)
+      expect((await m.query({ ...filter, asOf: now })).records.map((record) => record.id), JSON.stringify(filter)).toEqual(live)
+      found.push(live.length)
+    }
+    expect(found).toEqual([0, 0, 0, 1, 1])
+  })
+
   it('redacts content but keeps a skeleton and the tombstone', async () => {
     const clock = new ManualClock(Date.UTC(2026, 4, 1, 12))
     const m = await memory(clock)
