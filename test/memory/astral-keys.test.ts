@@ -4,22 +4,14 @@
  * prefix range must reach past them: each read below walks one (kind, tag and context indexes,
  * all views, the digest, tombstones, reverse references for a cascade, the export).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import os from 'node:os'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Memory } from '../../src/index.js'
+import { tempDirs } from '../helpers/temp-dirs.js'
 
-const dirs: string[] = []
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
-})
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-astral-'))
-  dirs.push(dir)
-  return dir
-}
+const { tempDir, removeTempDirs } = tempDirs('cairn-astral-')
+afterEach(removeTempDirs)
 
 async function ids(records: AsyncIterable<{ id: string }>): Promise<string[]> {
   const out: string[] = []

@@ -6,27 +6,17 @@
  * API, and left out of an operation that carries it anyway (a peer's raw event), alike on every
  * replica.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Memory } from '../../src/index.js'
 import { MEMORY_OPS } from '../../src/projection/index.js'
 import { rejection } from '../helpers/error-code.js'
+import { tempDirs } from '../helpers/temp-dirs.js'
 
 const PROTOTYPE_NAMES = Object.getOwnPropertyNames(Object.prototype).filter((name) => name !== '__proto__')
 
-const dirs: string[] = []
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
-})
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-proto-'))
-  dirs.push(dir)
-  return dir
-}
+const { tempDir, removeTempDirs } = tempDirs('cairn-proto-')
+afterEach(removeTempDirs)
 
 describe('keys named like Object.prototype members', () => {
   it('are data in tags, categories, aliases, metadata and unknown fields, through updates, reopen and a replica', async () => {
