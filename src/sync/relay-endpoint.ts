@@ -19,10 +19,10 @@
  * the record as it is now, so what the peer ends up with is the records now in scope.
  */
 import { hasPermission, scopeAllows, type CapabilityToken, type ScopedRecord } from '../auth/index.js'
-import { AuthError } from '../errors.js'
+import { AuthError, CairnError } from '../errors.js'
 import { canonicalJson, parseJson, type EventEnvelope, type JsonValue, type VersionVector } from '../log/index.js'
 import { redactionSkeleton, type Memory } from '../memory/index.js'
-import { isRecordKind, kindSpec, MEMORY_OPS, recordIdFor, tagsOf, type RecordKind, type RecordView } from '../projection/index.js'
+import { isRecordKind, kindSpec, MEMORY_OPS, readRecordId, recordIdFor, tagsOf, type RecordKind, type RecordView } from '../projection/index.js'
 import { deletionsFirst } from './catch-up-order.js'
 import { authorAndSeq } from './frames.js'
 import type { Outgoing, SyncEndpoint } from './sync-session.js'
@@ -153,7 +153,10 @@ export class RelayEndpoint implements SyncEndpoint {
       const facts = factsOf(envelope.body)
       const tombstone = facts?.op === MEMORY_OPS.delete || facts?.op === MEMORY_OPS.redact
       if (tombstone) {
-        events.push(facts && (await this.showsTombstone(facts, token)) ? envelope : headerOnly(envelope))
+        // A peer whose access changed may hold content its new scope does not reach (the
+        // rescope cannot withdraw a deleted record: nothing of it is left to tell its place).
+        const heldBefore = this.rescoping && Object.keys(peerVector).length > 0
+        events.push(facts && (heldBefore || (await this.showsTombstone(facts, token))) ? envelope : headerOnly(envelope))
         if (membershipChanges && facts.op === MEMORY_OPS.redact && facts.id !== undefined) {
           const record = await this.recordOf(facts)
           if (record) await this.tell(record.id, scopeAllows(token.scope, record), peerVector, fills, withdraw)
@@ -289,7 +292,12 @@ export class RelayEndpoint implements SyncEndpoint {
     const before = await this.known(id, frame)
     // A deleted record takes no further change (its tombstone blocks every operation): nothing to judge.
     if (before.status === 'deleted') {
+      // Its tombstone blocks any change, but a second deletion still takes the records its
+      // `derived` list names: the permissions hold as for any record, and so do those records' checks.
+      if (!hasPermission(token, 'write')) refuse('with derive and no write, a token only creates new records')
+      if (TOMBSTONE_OPS.includes(op) && !hasPermission(token, 'redact')) refuse('deleting and redacting need the redact permission')
       frame.set(id, before)
+      if (op === MEMORY_OPS.delete) await this.checkDerived(facts, token, frame, refuse)
       return
     }
     if (before.kind !== undefined && before.kind !== kind) refuse(`record ${id} is a ${before.kind}, not a ${kind}`)
@@ -392,6 +400,12 @@ interface KnownRecord {
  */
 function checkNewId(kind: RecordKind, id: string, data: Record<string, unknown>, refuse: (message: string) => never): void {
   const spec = kindSpec(kind)
+  try {
+    // No other kind's prefix (a core block named pref_…), no tomb_, nothing empty or with control characters.
+    readRecordId(kind, id)
+  } catch (error) {
+    refuse(`a new ${kind} cannot take the id ${id}: ${error instanceof CairnError ? error.reason : String(error)}`)
+  }
   if (spec.keyFields !== undefined) {
     let derived: string | undefined
     try {

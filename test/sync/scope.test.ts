@@ -2,7 +2,7 @@
  * Token scopes through a real relay. Reading: a scoped reader receives every header (so it can
  * verify every chain) but bodies only for records in scope (by kind, by tags any/all/none, by
  * explicit ids, or all); what it can query and what its store holds show nothing else. Deletions
- * always reach it. Writing: a token writes only with `write`, within its scope, deletes only
+ * and redactions of what its scope reaches come with their bodies, others as headers. Writing: a token writes only with `write`, within its scope, deletes only
  * with `redact`; with `derive` and no `write` it only creates new records in its scope; an author the log never granted is refused whatever its token says, and its
  * events are applied nowhere.
  */
@@ -380,6 +380,56 @@ describe('a token writer\'s frame, judged event by event', () => {
     expect(await lib.owner.remember({ kind: 'preference', key: 'language', value: 'nynorsk' })).toBe(future)
     expect(await lib.owner.status(future)).toBe('visible')
     expect(await lib.owner.status('human')).toBe('absent')
+  })
+})
+
+describe('what a deleted record still allows', () => {
+  it('a second deletion of a deleted record is judged as a deletion: its derived list cannot reach out of scope', async () => {
+    const lib = await library()
+    await lib.owner.forget(lib.ids.work)
+    for (const permissions of [['read', 'write'], ['read', 'write', 'redact']]) {
+      const memory = await openReplica(teardown, lib.owner, { grant: true })
+      const token = tokenFor(lib.owner, memory, { kinds: ['episode'] }, permissions)
+      await syncOnce(lib.owner, lib.relay.url)
+      await syncOnce(memory, lib.relay.url, token)
+      const identity = (memory as unknown as { engine: { identity: never } }).engine.identity
+      const tombstone = { id: `tomb_${permissions.length}000000000000000`, op: 'delete', targetKind: 'episode', targetID: lib.ids.work, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
+      await memory.log.append(identity, { op: 'memory.delete', data: { kind: 'episode', id: lib.ids.work, tombstone, derived: [{ kind: 'preference', id: lib.ids.tone }] } as never })
+      const client = await startSync(teardown, memory, lib.relay.url, { live: false, token })
+      const error = await client.synced().then(() => undefined, (failure: unknown) => failure as CairnError)
+      expect(error?.code, permissions.join()).toBe('PERMISSION_DENIED')
+      await syncOnce(lib.owner, lib.relay.url)
+      expect(await lib.owner.status(lib.ids.tone)).toBe('visible')
+    }
+  })
+
+  it('a reader whose token narrowed still gets the deletion of what it held under the wider one', async () => {
+    const lib = await library()
+    const reader = await openReplica(teardown, lib.owner)
+    await syncOnce(reader, lib.relay.url, tokenFor(lib.owner, reader, { all: true }))
+    expect(await reader.status(lib.ids.home)).toBe('visible')
+    await lib.owner.forget(lib.ids.home)
+    await syncOnce(lib.owner, lib.relay.url)
+    await syncOnce(reader, lib.relay.url, tokenFor(lib.owner, reader, { kinds: ['preference'] }))
+    expect(await reader.status(lib.ids.home)).toBe('deleted')
+    expect(await storeText(reader)).not.toContain(lib.words.home)
+  })
+
+  it('a core block cannot take another kind\'s id (a preference\'s, predictable from its key)', async () => {
+    const lib = await library()
+    const future = recordIdFor('preference', { key: 'language' })
+    const memory = await openReplica(teardown, lib.owner, { grant: true })
+    const token = tokenFor(lib.owner, memory, { kinds: ['core'] }, ['read', 'write'])
+    await syncOnce(lib.owner, lib.relay.url)
+    await syncOnce(memory, lib.relay.url, token)
+    const identity = (memory as unknown as { engine: { identity: never } }).engine.identity
+    await memory.log.append(identity, { op: 'memory.create', data: { kind: 'core', id: future, fields: { id: future, charBudget: 100, version: 1 } } as never })
+    const client = await startSync(teardown, memory, lib.relay.url, { live: false, token })
+    const error = await client.synced().then(() => undefined, (failure: unknown) => failure as CairnError)
+    expect(error?.code).toBe('PERMISSION_DENIED')
+    expect(error?.message).toMatch(/cannot take the id/)
+    expect(await lib.owner.remember({ kind: 'preference', key: 'language', value: 'nynorsk' })).toBe(future)
+    expect((await lib.owner.get(future))?.kind).toBe('preference')
   })
 })
 
