@@ -153,9 +153,10 @@ export class RelayEndpoint implements SyncEndpoint {
       const facts = factsOf(envelope.body)
       const tombstone = facts?.op === MEMORY_OPS.delete || facts?.op === MEMORY_OPS.redact
       if (tombstone) {
-        // A peer whose access changed may hold content its new scope does not reach (the
-        // rescope cannot withdraw a deleted record: nothing of it is left to tell its place).
-        const heldBefore = this.rescoping && Object.keys(peerVector).length > 0
+        // A peer whose access changed may hold content its new scope does not reach. A redacted
+        // record is withdrawn if so (below); a deleted one cannot be (nothing of it is left to
+        // tell its place), so its deletion comes whole.
+        const heldBefore = this.rescoping && facts?.op === MEMORY_OPS.delete && Object.keys(peerVector).length > 0
         events.push(facts && (heldBefore || (await this.showsTombstone(facts, token))) ? envelope : headerOnly(envelope))
         if (membershipChanges && facts.op === MEMORY_OPS.redact && facts.id !== undefined) {
           const record = await this.recordOf(facts)
