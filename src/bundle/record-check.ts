@@ -5,17 +5,15 @@
  * store half-imported; here it is refused first, named by where it came from.
  */
 import { CairnError, InputError, LimitError, relocate } from '../errors.js'
-import { canonicalJson, MAX_BODY_BYTES, type JsonValue } from '../log/index.js'
-import { RECORD_KINDS, kindSpec, validateCreate, type RecordKind } from '../projection/kinds.js'
+import { encodeBody, MAX_BODY_BYTES, type JsonValue } from '../log/index.js'
+import { buildCreateEntry } from '../memory/index.js'
+import { RECORD_KINDS, type RecordKind } from '../projection/kinds.js'
 import type { JsonObject } from './mem/index.js'
 
-/**
- * Room kept for what a body holds besides the fields: the operation, ids, salt, and the
- * collaborative text's Automerge encoding (base64 of its changes; counted below as 40% of the
- * text on top of the text itself, more than that encoding adds).
- */
-const BODY_OVERHEAD_BYTES = 2048
-const TEXT_ENCODING_FACTOR = 0.4
+/** Salt of the measured body: the real one is as long (32 hex), so the size is exact. */
+const SALT = '0'.repeat(32)
+/** Author key of the measured body (collaborative text's changes name their actor). */
+const AUTHOR = '0'.repeat(64)
 
 /** Where a record came from, for the error: a bundle file, or a position in the source's records. */
 export type RecordLocator = (kind: RecordKind, index: number) => { readonly file?: string; readonly line?: number; readonly path?: string }
@@ -31,7 +29,6 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
   const seen = options.uniqueIds ? new Map<string, { kind: RecordKind; index: number }>() : undefined
   for (const kind of RECORD_KINDS) {
     const list = records[kind] ?? []
-    const textFields = kindSpec(kind).textFields
     for (let index = 0; index < list.length; index++) {
       const record = list[index] as JsonObject
       const where = locate(kind, index)
@@ -42,15 +39,10 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
       let size: number
       let id: string
       try {
-        const validated = validateCreate(kind, record, context)
-        const { fields, ext } = validated
-        id = validated.id
-        let textBytes = 0
-        for (const field of textFields) {
-          const value = fields[field]
-          if (typeof value === 'string') textBytes += Buffer.byteLength(value)
-        }
-        size = Buffer.byteLength(canonicalJson({ fields, ext } as unknown as JsonValue)) + textBytes * TEXT_ENCODING_FACTOR + BODY_OVERHEAD_BYTES
+        // The body `rememberMany` will write, built the same way: its size is exact.
+        const entry = buildCreateEntry({ nowMs: context.nowMs, randomHex: context.randomHex, author: AUTHOR }, { ...record, kind })
+        id = entry.id
+        size = Buffer.byteLength(encodeBody({ op: entry.op, data: entry.data as JsonValue, salt: SALT }))
       } catch (error) {
         if (!(error instanceof CairnError)) throw error
         throw relocate(error, { ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}) }, `${describe(kind, index, where)}: ${error.reason}`)
@@ -63,7 +55,7 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
         seen.set(id, { kind, index })
       }
       if (size > MAX_BODY_BYTES) {
-        throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index, where)} is about ${Math.round(size / 1024)} KiB, over the ${MAX_BODY_BYTES / 1024} KiB one stored event holds`, where)
+        throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index, where)} makes an event body of ${size} bytes, over the ${MAX_BODY_BYTES} one stored event holds`, where)
       }
     }
   }

@@ -6,4 +6,4 @@ export {
   DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_NAME_LENGTH,
   type MemoryStore, type ConversationContext, type ConversationMessage, type ConversationSummary, type ListOptions, type JsonObject,
 } from './memory-store.js'
-export { redactionSkeleton } from './record-entries.js'
+export { buildCreateEntry, redactionSkeleton } from './record-entries.js'

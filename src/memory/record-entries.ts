@@ -30,20 +30,32 @@ export interface Tombstone {
   readonly signature: string
 }
 
+/** What building a create takes from the replica: its clock, its randomness, its author key. */
+export interface CreateContext {
+  readonly nowMs: number
+  readonly randomHex: (bytes: number) => string
+  readonly author: string
+}
+
 /** The memory.create event for a record input (defaults filled, fields validated). */
 export function createEntry(core: MemoryCore, input: unknown): CreateEntry {
+  return buildCreateEntry({ nowMs: core.now(), randomHex: (bytes) => core.randomHex(bytes), author: core.author }, input)
+}
+
+/** createEntry with the replica's part given: an import measures the bodies it will write with it. */
+export function buildCreateEntry(context: CreateContext, input: unknown): CreateEntry {
   const raw = assertObject(input, 'record')
   if (!isRecordKind(raw.kind)) throw new InputError('UNKNOWN_KIND', `unknown record kind ${JSON.stringify(String(raw.kind)).slice(0, 40)}`, { field: 'kind' })
   const kind = raw.kind
   const { kind: _kind, ...rest } = raw
-  const record = validateCreate(kind, rest, { nowMs: core.now(), randomHex: (bytes) => core.randomHex(bytes) })
+  const record = validateCreate(kind, rest, { nowMs: context.nowMs, randomHex: context.randomHex })
   const spec = kindSpec(kind)
   const fields: Record<string, JsonValue> = {}
   const texts: Record<string, string[]> = {}
   for (const [field, value] of Object.entries(record.fields)) {
     if (spec.fields[field]?.merge === 'text') {
       const initial = typeof value === 'string' ? value : ''
-      texts[field] = initial ? encodeChanges(spliceText(baseTextDocument(), core.author, 0, 0, initial, core.now()).changes) : []
+      texts[field] = initial ? encodeChanges(spliceText(baseTextDocument(), context.author, 0, 0, initial, context.nowMs).changes) : []
     } else fields[field] = value
   }
   const data = { kind, id: record.id, fields, ...(Object.keys(texts).length > 0 ? { texts } : {}), ...(Object.keys(record.ext).length > 0 ? { ext: record.ext } : {}) }
