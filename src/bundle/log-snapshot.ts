@@ -16,12 +16,12 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
-import { InputError, StorageError, VerifyError } from '../errors.js'
+import { InputError, LimitError, StorageError, VerifyError } from '../errors.js'
 import {
   assertSpaceId, bytesToHex, canonicalJson, hexToBytes, LogStore, parseJson, utf8Decode, utf8Encode,
   type EventEnvelope, type EventId, type SpaceLog, type VerifyReport,
 } from '../log/index.js'
-import { MAX_FILE_BYTES, readBundleFile } from './mem/index.js'
+import { readBundleFile } from './mem/index.js'
 
 export const SNAPSHOT_FORMAT = 'cairn-log'
 const EVENTS_FILE = 'events.jsonl'
@@ -67,6 +67,10 @@ export async function exportLogSnapshot(
     }))
     if (index % 10_000 === 0) options.onProgress?.(index, envelopes.length)
   }
+  const bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0)
+  if (bytes > MAX_SNAPSHOT_EVENTS_BYTES) {
+    throw new LimitError('SNAPSHOT_TOO_LARGE', `the log is ${bytes} bytes as events.jsonl, over the ${MAX_SNAPSHOT_EVENTS_BYTES} a snapshot can hold; export it as .mem`, { file: dir })
+  }
   const events = utf8Encode(lines.length > 0 ? `${lines.join('\n')}\n` : '')
   const files = [{ path: EVENTS_FILE, bytes: events.length, sha256: sha256(events) }]
   const manifest: SnapshotManifest = {
@@ -91,8 +95,11 @@ export async function exportLogSnapshot(
 
 /** The largest manifest.json or CHECKSUMS a snapshot reader takes (they list one file). */
 const MAX_SMALL_FILE_BYTES = 64 * 1024
-/** The largest events.jsonl a snapshot reader takes: the `.mem` reader's per-file cap. */
-const MAX_EVENTS_FILE_BYTES = MAX_FILE_BYTES
+/**
+ * The largest events.jsonl a snapshot holds: it is read whole as one string, and V8 strings end
+ * near 512 MiB. Export refuses a log past it rather than write a snapshot nothing can read.
+ */
+export const MAX_SNAPSHOT_EVENTS_BYTES = 500 * 1024 * 1024
 
 /** A file of the snapshot, read as the `.mem` reader reads one: no links, regular files only, capped. */
 async function readSnapshotFile(dir: string, name: string, maxBytes: number): Promise<Buffer> {
@@ -149,7 +156,7 @@ export async function readLogSnapshot(dir: string): Promise<{ manifest: Snapshot
   if (checksums.toString('utf8') !== manifest.files.map((file) => `${file.sha256}  ${file.path}\n`).join('')) {
     throw new VerifyError('CHECKSUM_MISMATCH', 'CHECKSUMS does not list the manifest\'s files', { file: path.join(dir, 'CHECKSUMS') })
   }
-  const bytes = await readSnapshotFile(dir, EVENTS_FILE, MAX_EVENTS_FILE_BYTES)
+  const bytes = await readSnapshotFile(dir, EVENTS_FILE, MAX_SNAPSHOT_EVENTS_BYTES)
   if (listed.bytes !== bytes.length || listed.sha256 !== sha256(bytes)) {
     throw new VerifyError('CHECKSUM_MISMATCH', 'events.jsonl does not match the manifest', { file: eventsFile })
   }

@@ -18,7 +18,7 @@ import { assertBoolean, assertOptions, assertString } from '../assert.js'
 import { InputError } from '../errors.js'
 import type { Memory } from '../memory/index.js'
 import { compareCodePoints, parseJson, type JsonValue } from '../log/index.js'
-import { formatTimestamp, kindSpec, normalizeTimestamp, type RecordKind, type RecordView } from '../projection/index.js'
+import { formatTimestamp, normalizeTimestamp, type RecordKind, type RecordView } from '../projection/index.js'
 import { auditRows } from './audit-trail.js'
 import { CAIRN_EXTENSIONS_KIND, extensionLine } from './cairn-extensions.js'
 import { MemBundleBuilder, writeBuiltBundle, type ProgressCallback, type WriteResult } from './mem/index.js'
@@ -100,13 +100,12 @@ class ExportRow {
   /**
    * A redaction of a record this replica never held (a bundle's tombstone without the record's
    * line) keeps a skeleton of id and kind only: it has no Portable Memory line, and its
-   * tombstone, exported with the others, says all there is. Any other view has its kind's
-   * required fields (creates fill them; a skeleton keeps them).
+   * tombstone, exported with the others, says all there is.
    */
   isBareSkeleton(): boolean {
     if (this.cut !== undefined) return false
-    const view = this.view() as Record<string, JsonValue | undefined>
-    return Object.values(kindSpec(this.kind).fields).some((field) => field.required && field.extension !== true && view[field.name] === undefined)
+    // Nothing but id and kind: any other view that lacks a required field still fails the export loudly.
+    return Object.keys(this.view()).every((name) => name === 'id' || name === 'kind')
   }
 
   /** Hands its line to the builder. */

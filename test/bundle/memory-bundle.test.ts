@@ -737,6 +737,18 @@ describe('adapters through import({ from })', () => {
     expect(redacted.format === 'source' && [redacted.emptiedChunks, redacted.blocked > 0]).toEqual([0, true])
   })
 
+  it('a record as large as one event holds (900 KiB of prose) goes out and comes back in', async () => {
+    const source = await open()
+    const words = ['planning', 'quarterly', 'budgets', 'with', 'marta', 'in', 'trondheim', 'before', 'coffee']
+    const details = Array.from({ length: 120_000 }, (_, i) => words[(i * 7 + (i >> 3)) % words.length]).join(' ').slice(0, 900 * 1024)
+    const id = await source.remember({ kind: 'episode', summary: 'long', details })
+    const dir = tempBundlePath()
+    await source.export(dir)
+    const target = await open()
+    await target.import(dir)
+    expect((await target.get(id))?.details).toBe(details)
+  })
+
   it('a source item too large for one event is refused before any record is written', async () => {
     const memory = await open()
     const file = path.join(tempDir(), 'memories.json')
