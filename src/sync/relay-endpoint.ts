@@ -291,7 +291,6 @@ export class RelayEndpoint implements SyncEndpoint {
     if (!facts || facts.id === undefined || facts.kind === undefined || !isRecordKind(facts.kind)) return refuse('event is not a memory operation a token may write')
     const { id, kind, op } = facts
     const before = await this.known(id, frame)
-    // A deleted record takes no further change (its tombstone blocks every operation): nothing to judge.
     if (before.status === 'deleted') {
       // Its tombstone blocks any change, but a second deletion still takes the records its
       // `derived` list names: the permissions hold as for any record, and so do those records' checks.
