@@ -302,10 +302,17 @@ export class RelayEndpoint implements SyncEndpoint {
     }
     if (before.kind !== undefined && before.kind !== kind) refuse(`record ${id} is a ${before.kind}, not a ${kind}`)
     if (before.status === 'absent') {
-      // Only a create brings a record into being. Deleting, redacting or changing an id nobody
-      // created would claim it (a tombstone blocks the id for good) under a kind the sender picks.
-      if (op !== MEMORY_OPS.create) refuse(`record ${id} does not exist here`)
-      checkNewId(kind, id, facts.data, refuse)
+      // A create brings a record into being, with an id of its own kind. A deletion of an id
+      // nobody created blocks it for good (a bundle's tombstone does that): allowed for an id of
+      // its kind's own random form only, never for ids other kinds derive or name (a preference's
+      // from its key, a core block's), which it would claim. Nothing else applies to no record.
+      const spec = kindSpec(kind)
+      const isOwnFormId = spec.idPrefix !== undefined && spec.keyFields === undefined
+      if (op === MEMORY_OPS.delete && isOwnFormId) {
+        checkNewId(kind, id, facts.data, refuse)
+        if (!scopeAllows(token.scope, { id, kind, tags: [] })) refuse(`record ${id} is outside the token's scope`)
+      } else if (op !== MEMORY_OPS.create) refuse(`record ${id} does not exist here`)
+      else checkNewId(kind, id, facts.data, refuse)
     }
     // `derive` without `write`: new records from what the holder reads (a derived fact, say),
     // never a change to one that exists.

@@ -359,7 +359,7 @@ describe('a token writer\'s frame, judged event by event', () => {
     const deletion = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write', 'redact'], async (_memory, sign) => {
       await sign('memory.delete', { kind: 'fact', id: future, tombstone, derived: [] })
     })
-    expect(deletion.outcome?.message).toMatch(/does not exist here/)
+    expect(deletion.outcome?.message).toMatch(/cannot take the id/)
     const patch = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write'], async (_memory, sign) => {
       await sign('memory.patch', { kind: 'fact', id: future, set: { object: 'x' } })
     })
@@ -380,6 +380,21 @@ describe('a token writer\'s frame, judged event by event', () => {
     expect(await lib.owner.remember({ kind: 'preference', key: 'language', value: 'nynorsk' })).toBe(future)
     expect(await lib.owner.status(future)).toBe('visible')
     expect(await lib.owner.status('human')).toBe('absent')
+  })
+
+  it('a deletion of an id nobody created yet, of its kind\'s own form and in scope, goes through (a bundle\'s tombstone does that)', async () => {
+    const lib = await library()
+    const unseen = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write', 'redact'], async (memory) => {
+      await memory.importTombstones([{ id: 'tomb_00000000000000aa', op: 'delete', targetKind: 'fact', targetID: 'fact_unseen', deletedAt: '2026-01-01T00:00:00Z', actor: 'someone', derived: {} }])
+    })
+    expect(unseen.outcome).toBeUndefined()
+    expect(await lib.owner.status('fact_unseen')).toBe('deleted')
+    const tagged = await offlineWriter(lib, { tags: { any: ['work'] } }, ['read', 'write', 'redact'], async (memory) => {
+      await memory.importTombstones([{ id: 'tomb_00000000000000ab', op: 'delete', targetKind: 'episode', targetID: 'ep_unseen', deletedAt: '2026-01-01T00:00:00Z', actor: 'someone', derived: {} }])
+    })
+    // A tag scope cannot tell whether a record it never saw is in it.
+    expect(tagged.outcome?.message).toMatch(/outside the token's scope/)
+    expect(await lib.owner.status('ep_unseen')).toBe('absent')
   })
 })
 
