@@ -16,7 +16,7 @@ const SALT = '0'.repeat(32)
 const AUTHOR = '0'.repeat(64)
 
 /** Where a record came from, for the error: a bundle file, or a position in the source's records. */
-export type RecordLocator = (kind: RecordKind, index: number) => { readonly file?: string; readonly line?: number; readonly path?: string }
+export type RecordLocator = (kind: RecordKind, index: number) => { readonly file?: string; readonly path?: string }
 
 /**
  * A bundle's or adapter's records, checked as `rememberMany` would check them.
@@ -34,7 +34,7 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
       const where = locate(kind, index)
       if (Object.hasOwn(record, 'kind')) {
         // `remember` input names the kind in `kind`: an unknown field of that name has no place.
-        throw new InputError('RESERVED_KEY', `${describe(kind, index, where)}: "kind" names a record's kind in Cairn and cannot be a field`, { ...where, field: `${kind}.kind` })
+        throw new InputError('RESERVED_KEY', `${describe(kind, index)}: "kind" names a record's kind in Cairn and cannot be a field`, { ...where, field: `${kind}.kind` })
       }
       let size: number
       let id: string
@@ -45,22 +45,22 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
         size = Buffer.byteLength(encodeBody({ op: entry.op, data: entry.data as JsonValue, salt: SALT }))
       } catch (error) {
         if (!(error instanceof CairnError)) throw error
-        throw relocate(error, { ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}) }, `${describe(kind, index, where)}: ${error.reason}`)
+        throw relocate(error, { ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}) }, `${describe(kind, index)}: ${error.reason}`)
       }
       if (seen !== undefined) {
         const first = seen.get(id)
         if (first !== undefined) {
-          throw new InputError('DUPLICATE_ID', `${describe(kind, index, where)} has the id ${id}, as ${first.kind} record ${first.index + 1} has`, { ...where, field: `${kind}.id` })
+          throw new InputError('DUPLICATE_ID', `${describe(kind, index)} has the id ${id}, as ${first.kind} record ${first.index + 1} has`, { ...where, field: `${kind}.id` })
         }
         seen.set(id, { kind, index })
       }
       if (size > MAX_BODY_BYTES) {
-        throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index, where)} makes an event body of ${size} bytes, over the ${MAX_BODY_BYTES} one stored event holds`, where)
+        throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index)} makes an event body of ${size} bytes, over the ${MAX_BODY_BYTES} one stored event holds`, where)
       }
     }
   }
 }
 
-function describe(kind: RecordKind, index: number, where: ReturnType<RecordLocator>): string {
-  return where.line !== undefined ? `the ${kind} record` : `${kind} record ${index + 1}`
+function describe(kind: RecordKind, index: number): string {
+  return `${kind} record ${index + 1}`
 }

@@ -266,8 +266,8 @@ export class Relay {
       throw new AuthError('UNKNOWN_SPACE', 'this relay does not hold the space; its owner must bring the genesis', { space: hello.space })
     }
     const memory = await this.memoryOf(hello.space)
-    if (!memory.log.hasGenesis) {
-      if (!hello.genesis) throw new AuthError('UNKNOWN_SPACE', 'this relay does not hold the space; its owner must bring the genesis', { space: hello.space })
+    // A space the store does not hold came with its genesis (checked above).
+    if (!memory.log.hasGenesis && hello.genesis) {
       const id = this.store.crypto.sha256Hex(hello.genesis.header) as EventId
       await memory.ingestDeferred([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
     }

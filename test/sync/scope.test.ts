@@ -279,26 +279,27 @@ describe('writing through a scoped token', () => {
   })
 })
 
+/**
+ * A granted writer that first syncs once (so it holds the grant and what it reads), then
+ * writes offline: its next sync sends all of `write`'s events in one catch-up.
+ */
+async function offlineWriter(lib: Library, scope: unknown, permissions: string[], write: (memory: Memory, sign: Signer) => Promise<void>) {
+  const memory = await openReplica(teardown, lib.owner, { grant: true })
+  const token = tokenFor(lib.owner, memory, scope, permissions)
+  await syncOnce(lib.owner, lib.relay.url)
+  await syncOnce(memory, lib.relay.url, token)
+  // Events written below the API, as a peer running other code could: its own log signs them.
+  const identity = (memory as unknown as { engine: { identity: never } }).engine.identity
+  await write(memory, (op, data) => memory.log.append(identity, { op, data: data as never }).then(() => undefined))
+  const before = lib.owner.versionVector()
+  const client = await startSync(teardown, memory, lib.relay.url, { live: false, token })
+  const outcome = await client.synced().then(() => undefined, (error: unknown) => error as CairnError)
+  await syncOnce(lib.owner, lib.relay.url)
+  return { memory, outcome, ownerChanged: JSON.stringify(lib.owner.versionVector()) !== JSON.stringify(before) }
+}
+type Signer = (op: string, data: Record<string, unknown>) => Promise<void>
+
 describe('a token writer\'s frame, judged event by event', () => {
-  /**
-   * A granted writer that first syncs once (so it holds the grant and what it reads), then
-   * writes offline: its next sync sends all of `write`'s events in one catch-up.
-   */
-  async function offlineWriter(lib: Library, scope: unknown, permissions: string[], write: (memory: Memory, sign: Signer) => Promise<void>) {
-    const memory = await openReplica(teardown, lib.owner, { grant: true })
-    const token = tokenFor(lib.owner, memory, scope, permissions)
-    await syncOnce(lib.owner, lib.relay.url)
-    await syncOnce(memory, lib.relay.url, token)
-    // Events written below the API, as a peer running other code could: its own log signs them.
-    const identity = (memory as unknown as { engine: { identity: never } }).engine.identity
-    await write(memory, (op, data) => memory.log.append(identity, { op, data: data as never }).then(() => undefined))
-    const before = lib.owner.versionVector()
-    const client = await startSync(teardown, memory, lib.relay.url, { live: false, token })
-    const outcome = await client.synced().then(() => undefined, (error: unknown) => error as CairnError)
-    await syncOnce(lib.owner, lib.relay.url)
-    return { memory, outcome, ownerChanged: JSON.stringify(lib.owner.versionVector()) !== JSON.stringify(before) }
-  }
-  type Signer = (op: string, data: Record<string, unknown>) => Promise<void>
 
   it('a create and its update in one frame are judged in order: a tag writer\'s new record goes through', async () => {
     const lib = await library()
@@ -403,17 +404,11 @@ describe('what a deleted record still allows', () => {
     const lib = await library()
     await lib.owner.forget(lib.ids.work)
     for (const permissions of [['read', 'write'], ['read', 'write', 'redact']]) {
-      const memory = await openReplica(teardown, lib.owner, { grant: true })
-      const token = tokenFor(lib.owner, memory, { kinds: ['episode'] }, permissions)
-      await syncOnce(lib.owner, lib.relay.url)
-      await syncOnce(memory, lib.relay.url, token)
-      const identity = (memory as unknown as { engine: { identity: never } }).engine.identity
-      const tombstone = { id: `tomb_${permissions.length}000000000000000`, op: 'delete', targetKind: 'episode', targetID: lib.ids.work, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
-      await memory.log.append(identity, { op: 'memory.delete', data: { kind: 'episode', id: lib.ids.work, tombstone, derived: [{ kind: 'preference', id: lib.ids.tone }] } as never })
-      const client = await startSync(teardown, memory, lib.relay.url, { live: false, token })
-      const error = await client.synced().then(() => undefined, (failure: unknown) => failure as CairnError)
-      expect(error?.code, permissions.join()).toBe('PERMISSION_DENIED')
-      await syncOnce(lib.owner, lib.relay.url)
+      const { outcome } = await offlineWriter(lib, { kinds: ['episode'] }, permissions, async (memory, sign) => {
+        const tombstone = { id: `tomb_${permissions.length}000000000000000`, op: 'delete', targetKind: 'episode', targetID: lib.ids.work, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
+        await sign('memory.delete', { kind: 'episode', id: lib.ids.work, tombstone, derived: [{ kind: 'preference', id: lib.ids.tone }] })
+      })
+      expect(outcome?.code, permissions.join()).toBe('PERMISSION_DENIED')
       expect(await lib.owner.status(lib.ids.tone)).toBe('visible')
     }
   })
@@ -433,14 +428,9 @@ describe('what a deleted record still allows', () => {
   it('a core block cannot take another kind\'s id (a preference\'s, predictable from its key)', async () => {
     const lib = await library()
     const future = recordIdFor('preference', { key: 'language' })
-    const memory = await openReplica(teardown, lib.owner, { grant: true })
-    const token = tokenFor(lib.owner, memory, { kinds: ['core'] }, ['read', 'write'])
-    await syncOnce(lib.owner, lib.relay.url)
-    await syncOnce(memory, lib.relay.url, token)
-    const identity = (memory as unknown as { engine: { identity: never } }).engine.identity
-    await memory.log.append(identity, { op: 'memory.create', data: { kind: 'core', id: future, fields: { id: future, charBudget: 100, version: 1 } } as never })
-    const client = await startSync(teardown, memory, lib.relay.url, { live: false, token })
-    const error = await client.synced().then(() => undefined, (failure: unknown) => failure as CairnError)
+    const { outcome: error } = await offlineWriter(lib, { kinds: ['core'] }, ['read', 'write'], async (_memory, sign) => {
+      await sign('memory.create', { kind: 'core', id: future, fields: { id: future, charBudget: 100, version: 1 } })
+    })
     expect(error?.code).toBe('PERMISSION_DENIED')
     expect(error?.message).toMatch(/cannot take the id/)
     expect(await lib.owner.remember({ kind: 'preference', key: 'language', value: 'nynorsk' })).toBe(future)
