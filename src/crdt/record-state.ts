@@ -35,6 +35,11 @@ export interface Tombstone {
   readonly skeleton?: { readonly [key: string]: JsonValue }
   /** Set when this record was deleted because another record it derived from was. */
   readonly derivedFrom?: string
+  /**
+   * Set when no event names this record: the replica found one of its parents deleted. Such a
+   * deletion keeps the bodies that show why, so every replica can find it (projection-batch.ts).
+   */
+  readonly inferred?: true
 }
 
 export interface RecordState {
@@ -51,6 +56,12 @@ export interface RecordState {
   readonly ext: Readonly<Record<string, Register>>
   readonly supersessions: readonly Supersession[]
   readonly tombstone?: Tombstone
+  /**
+   * Ids once written to a parent field (`OperationContext.parentFields`) that no longer win it:
+   * a record is deleted with any parent it ever named, so the outcome does not depend on which
+   * write arrived first. Absent when the winners are all there is (the usual case).
+   */
+  readonly otherParents?: readonly string[]
 }
 
 export type RecordOperation =
@@ -78,6 +89,7 @@ export type RecordOperation =
       readonly record: { readonly [key: string]: JsonValue }
       readonly skeleton?: { readonly [key: string]: JsonValue }
       readonly derivedFrom?: string
+      readonly inferred?: boolean
     }
 
 export interface OperationContext {
@@ -85,6 +97,8 @@ export interface OperationContext {
   /** Causal vector of the event carrying the operation. */
   readonly vector: Readonly<Record<string, number>>
   readonly mergeClassOf: (field: string) => MergeClass | undefined
+  /** Fields that name the record's parents (last-writer-wins ids); see `RecordState.otherParents`. */
+  readonly parentFields?: readonly string[]
 }
 
 export function emptyRecordState(id: string, kind: string): RecordState {
@@ -142,15 +156,49 @@ function setField(draft: Draft, field: string, value: JsonValue | undefined, con
   }
 }
 
+interface TombstoneRank {
+  readonly op: string
+  /** 0: a direct delete or redaction; 1: named in a deletion's derived list; 2: inferred from a deleted parent. */
+  readonly reach: number
+  readonly stamp: Stamp
+}
+
+function reachOf(tombstone: { readonly derivedFrom?: string; readonly inferred?: boolean }): number {
+  return tombstone.derivedFrom === undefined ? 0 : tombstone.inferred ? 2 : 1
+}
+
 /**
  * Which of two tombstones a record keeps: a delete beats a redaction; a direct delete beats one
- * derived from a parent's (a replica that saw the direct one first never derives another); then
- * the earlier stamp. A total order, so every replica keeps the same one whatever the arrival order.
+ * named in another deletion, which beats one inferred from a deleted parent (a replica that saw
+ * the stronger one first never derives another); then the earlier stamp. A total order, so every
+ * replica keeps the same one whatever the arrival order.
  */
-function tombstoneBeats(a: { op: string; derived: boolean; stamp: Stamp }, b: { op: string; derived: boolean; stamp: Stamp }): boolean {
+function tombstoneBeats(a: TombstoneRank, b: TombstoneRank): boolean {
   if (a.op !== b.op) return a.op === 'delete'
-  if (a.derived !== b.derived) return !a.derived
+  if (a.reach !== b.reach) return a.reach < b.reach
   return compareStamps(a.stamp, b.stamp) < 0
+}
+
+/** The parent ids that lost their field after a create or patch (winners before it, or written by it). */
+function otherParentsAfter(before: RecordState, after: Draft, written: Readonly<Record<string, JsonValue>>, fields: readonly string[]): string[] | undefined {
+  const seen = new Set(before.otherParents ?? [])
+  for (const field of fields) {
+    for (const value of [ownEntry(before.registers, field)?.value, ownEntry(written, field)]) if (typeof value === 'string') seen.add(value)
+  }
+  for (const field of fields) {
+    const winner = ownEntry(after.registers, field)?.value
+    if (typeof winner === 'string') seen.delete(winner)
+  }
+  return seen.size > 0 ? [...seen].sort() : undefined
+}
+
+/** Keeps `otherParents` up to date when an operation wrote (or unset) a parent field. */
+function trackParents(state: { -readonly [K in keyof RecordState]: RecordState[K] }, before: RecordState, draft: Draft, written: Readonly<Record<string, JsonValue>>, unset: readonly string[], context: OperationContext): void {
+  const fields = context.parentFields
+  if (!fields || !fields.some((field) => ownEntry(written, field) !== undefined || unset.includes(field))) return
+  const others = otherParentsAfter(before, draft, written, fields)
+  if (others) state.otherParents = others
+  else delete state.otherParents
 }
 
 /** Applies one operation carried by an event. */
@@ -169,6 +217,7 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
         if (field !== RESERVED_KEY) draft.texts[field] = applyTextChanges(ownEntry(draft.texts, field) ?? baseTextDocument(), changes)
       }
       writeExt(draft, Object.entries(operation.ext ?? {}), stamp)
+      trackParents(state, current, draft, operation.fields, [], context)
       Object.assign(state, draft)
       break
     }
@@ -196,6 +245,7 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       }
       writeExt(draft, Object.entries(operation.ext), stamp)
       writeExt(draft, operation.unsetExt.map((key) => [key, undefined]), stamp)
+      trackParents(state, current, draft, operation.set, operation.unset, context)
       Object.assign(state, draft)
       break
     }
@@ -208,13 +258,14 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       break
     case 'tombstone': {
       const existing = state.tombstone
-      const incoming = { op: operation.op, derived: operation.derivedFrom !== undefined, stamp }
-      const stronger = !existing || tombstoneBeats(incoming, { op: existing.op, derived: existing.derivedFrom !== undefined, stamp: existing.stamp })
+      const incoming = { op: operation.op, reach: reachOf(operation), stamp }
+      const stronger = !existing || tombstoneBeats(incoming, { op: existing.op, reach: reachOf(existing), stamp: existing.stamp })
       if (stronger) {
         state.tombstone = {
           op: operation.op, record: operation.record, stamp,
           ...(operation.skeleton ? { skeleton: operation.skeleton } : {}),
           ...(operation.derivedFrom !== undefined ? { derivedFrom: operation.derivedFrom } : {}),
+          ...(operation.derivedFrom !== undefined && operation.inferred ? { inferred: true as const } : {}),
         }
       }
       // The content is gone: only what blocks resurrection (and the redaction skeleton) is kept,
@@ -227,6 +278,7 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       state.texts = {}
       state.ext = {}
       state.supersessions = []
+      delete state.otherParents
       break
     }
   }

@@ -74,6 +74,8 @@ export interface KindSpec {
   readonly textFields: readonly string[]
   /** References whose tombstone forbids this record (no resurrection, spec §7). */
   readonly parents: readonly { readonly field: string; readonly kind: RecordKind }[]
+  /** The fields of `parents`. */
+  readonly parentFields: readonly string[]
   /** Valid-time fields of bi-temporal kinds. */
   readonly validTime?: { readonly from: string; readonly to: string }
   /** Unknown keys are kept as `ext` and round-trip (episodes only, spec §8); elsewhere they are refused. */
@@ -316,6 +318,7 @@ function buildSpec(kind: RecordKind, draft: KindDraft): KindSpec {
     fields: Object.freeze(fields),
     textFields: Object.freeze([...draft.textFields]),
     parents: Object.freeze([...(draft.parents ?? [])]),
+    parentFields: Object.freeze((draft.parents ?? []).map((parent) => parent.field)),
     ...(draft.validTime === undefined ? {} : { validTime: draft.validTime }),
     hasExt: kind === 'episode',
   })

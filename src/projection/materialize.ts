@@ -32,14 +32,23 @@ export const REFERENCE_SETS: Readonly<Record<string, RecordKind>> = {
   memberEntityIDs: 'entity',
 }
 
-/** The ids a record's visibility and view depend on: its parents and referenced sets. */
-export function referencedIds(state: RecordState): string[] {
-  const spec = kindSpec(state.kind as RecordKind)
+/**
+ * Every parent a record has named: what its parent fields hold now, and ids they held before
+ * another write won them (`otherParents`). Deleting any of them deletes the record.
+ */
+export function parentIds(state: RecordState): string[] {
   const out: string[] = []
-  for (const parent of spec.parents) {
+  for (const parent of kindSpec(state.kind as RecordKind).parents) {
     const value = state.registers[parent.field]?.value
     if (typeof value === 'string') out.push(value)
   }
+  if (state.otherParents) out.push(...state.otherParents)
+  return out
+}
+
+/** The ids a record's visibility and view depend on: its parents and referenced sets. */
+export function referencedIds(state: RecordState): string[] {
+  const out = parentIds(state)
   for (const field of Object.keys(REFERENCE_SETS)) {
     const set = state.sets[field]
     if (set) out.push(...Object.keys(set))
@@ -55,10 +64,7 @@ export function materialize(state: RecordState, isDeleted: (id: string) => boole
   }
   if (!state.created) return { status: 'absent' }
   const spec = kindSpec(kind)
-  for (const parent of spec.parents) {
-    const value = state.registers[parent.field]?.value
-    if (typeof value === 'string' && isDeleted(value)) return { status: 'deleted' }
-  }
+  if (parentIds(state).some(isDeleted)) return { status: 'deleted' }
   const view: Record<string, JsonValue> = {}
   if (spec.hasExt) {
     for (const [key, register] of Object.entries(state.ext)) if (register.value !== undefined) view[key] = register.value

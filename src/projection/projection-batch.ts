@@ -13,7 +13,7 @@ import { applyRecordOperation, emptyRecordState, type RecordState, type Tombston
 import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
 import { fieldOf, kindSpec, type RecordKind } from './kinds.js'
-import { materialize, referencedIds, type Materialized, type RecordView } from './materialize.js'
+import { materialize, parentIds, referencedIds, type Materialized, type RecordView } from './materialize.js'
 import type { RecordCache } from './record-cache.js'
 import { createHash } from 'node:crypto'
 import { decodeForeignLines, decodeMemoryOperation, type MemoryOperation } from './operations.js'
@@ -54,13 +54,36 @@ export interface ProjectionSource {
 }
 
 // History values start with the kind of operation, so a delete can erase exactly the events
-// that carried content and keep the tombstone events (which carry none).
+// that carried content and keep the tombstone events (which carry none). A record deleted only
+// because a parent was (no event names it) keeps its content events as `k`: hidden from reads
+// and history, erased once a deletion names the record (keepsInferredBodies).
 const CONTENT_OP = 'c'
+const KEPT_OP = 'k'
 const TOMBSTONE_OP = 't'
 const EMPTY_VIEW = new Uint8Array(0)
 
 function isDeleted(state: RecordState | undefined): boolean {
   return state?.tombstone?.op === 'delete'
+}
+
+/**
+ * Whether a deletion found through a parent keeps the record's bodies. Erasing them would hide
+ * why from every replica they are sent to next: one that holds a concurrent create of the same id
+ * (naming another parent) would show that one, and one holding a child of this record (a fact's
+ * links) would keep the child. Link kinds erase all the same: their id is made of their parents
+ * and nothing names them as a parent. Events naming the record erase the kept bodies.
+ */
+function keepsInferredBodies(state: RecordState): boolean {
+  const spec = kindSpec(state.kind as RecordKind)
+  if (spec.parents.length === 0 || spec.keyFields !== undefined) return false
+  return state.tombstone === undefined || state.tombstone.inferred === true
+}
+
+/** What a record's deletion did to its bodies: none yet, kept (inferred), or erased. */
+type DeletionBodies = 'none' | 'kept' | 'erased'
+
+function deletionBodies(state: RecordState | undefined): DeletionBodies {
+  return !isDeleted(state) ? 'none' : keepsInferredBodies(state as RecordState) ? 'kept' : 'erased'
 }
 
 /** A state no event with a body has touched (a restarted record whose bodies are all gone). */
@@ -280,11 +303,14 @@ export class ProjectionBatch {
     const { header } = event
     const stamp = { wall: header.clock.wall, logical: header.clock.logical, author: header.author, seq: header.seq }
     const spec = kindSpec(decoded.kind)
-    const result = applyRecordOperation(current, operation, { stamp, vector, mergeClassOf: (field) => fieldOf(spec, field)?.merge })
+    const result = applyRecordOperation(current, operation, { stamp, vector, mergeClassOf: (field) => fieldOf(spec, field)?.merge, parentFields: spec.parentFields })
     const opCode = operation.type === 'tombstone' ? TOMBSTONE_OP : CONTENT_OP
     if (result.ignored) {
-      // Content aimed at a deleted record: erased, and not kept in its history.
-      if (opCode === CONTENT_OP) this.erase.add(event.id)
+      // Content aimed at a deleted record: erased, and not kept in its history (unless the
+      // deletion keeps bodies, see keepsInferredBodies).
+      if (opCode !== CONTENT_OP) return
+      if (deletionBodies(current) === 'kept') this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${KEPT_OP}${event.id}`) })
+      else this.erase.add(event.id)
       return
     }
     this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${opCode}${event.id}`) })
@@ -310,9 +336,7 @@ export class ProjectionBatch {
       for (const id of frontier) {
         const state = this.loaded.get(id)
         if (!state || state.tombstone) continue
-        const parents = kindSpec(state.kind as RecordKind).parents
-          .map((parent) => state.registers[parent.field]?.value)
-          .filter((value): value is string => typeof value === 'string')
+        const parents = parentIds(state)
         if (parents.length > 0) parentsOf.set(id, parents)
       }
       await this.load([...parentsOf.values()].flat())
@@ -323,7 +347,7 @@ export class ProjectionBatch {
           .sort((a, b) => (a.parent < b.parent ? -1 : 1))[0]
         if (!deletedParent) continue
         const { tombstone } = deletedParent
-        const next = applyRecordOperation(this.loaded.get(id) as RecordState, { type: 'tombstone', op: 'delete', record: tombstone.record, derivedFrom: deletedParent.parent }, {
+        const next = applyRecordOperation(this.loaded.get(id) as RecordState, { type: 'tombstone', op: 'delete', record: tombstone.record, derivedFrom: deletedParent.parent, inferred: true }, {
           stamp: tombstone.stamp, vector: {}, mergeClassOf: () => undefined,
         })
         this.put(id, next.state)
@@ -399,10 +423,11 @@ export class ProjectionBatch {
       this.redacted.set(id, now.status === 'redacted')
       // Deletion and redaction purge content in the run where they take effect, so versions are
       // keyed the same whether the log is applied in batches or all at once.
-      const wasDeleted = this.deletedBefore.get(id) ?? isDeleted(this.original.get(id))
-      this.deletedBefore.set(id, now.status === 'deleted')
+      const before = this.deletedBefore.get(id) ?? deletionBodies(this.original.get(id))
+      const after: DeletionBodies = now.status !== 'deleted' ? 'none' : keepsInferredBodies(state) ? 'kept' : 'erased'
+      this.deletedBefore.set(id, after)
       if (now.status === 'deleted') {
-        if (!wasDeleted) await this.purgeContent(id)
+        if (after !== before && before !== 'erased') await this.purgeContent(id, after === 'kept')
         continue
       }
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
@@ -414,8 +439,8 @@ export class ProjectionBatch {
     }
   }
 
-  /** Whether each sealed record was deleted as of its last seal. */
-  private readonly deletedBefore = new Map<string, boolean>()
+  /** What each sealed record's deletion had done to its bodies as of its last seal. */
+  private readonly deletedBefore = new Map<string, DeletionBodies>()
 
   /** Everything to write, the bodies to erase, what changed for subscribers, and how many views were added (net). */
   async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[]; viewDelta: number }> {
@@ -514,22 +539,21 @@ export class ProjectionBatch {
   /**
    * A deleted or redacted record: no versions to read as-of, every body that carried its content
    * erased, and its history reduced to the tombstone events (what a replica that never saw the
-   * content has).
+   * content has). With `keep` (a deletion found through a parent, keepsInferredBodies) the
+   * content events stay, marked kept instead of erased.
    */
-  private async purgeContent(id: string): Promise<void> {
+  private async purgeContent(id: string, keep = false): Promise<void> {
     const versions = this.keys.versionPrefix(id)
     for await (const key of this.storage.keys({ gte: versions, lt: this.keys.end(versions) })) this.writes.push({ type: 'del', key })
     const history = this.keys.historyPrefix(id)
     const contentEntry = (value: Uint8Array): EventId | undefined => {
       const entry = decodeJson(value) as string
-      return entry.startsWith(CONTENT_OP) ? entry.slice(1) as EventId : undefined
+      return entry.startsWith(CONTENT_OP) || (!keep && entry.startsWith(KEPT_OP)) ? entry.slice(1) as EventId : undefined
     }
+    const purged: { key: string; event: EventId }[] = []
     for await (const [key, value] of this.storage.entries({ gte: history, lt: this.keys.end(history) })) {
       const event = contentEntry(value)
-      if (event) {
-        this.erase.add(event)
-        this.writes.push({ type: 'del', key })
-      }
+      if (event) purged.push({ key, event })
     }
     // Not yet stored: versions are taken back, and history entries that carry content.
     for (const write of this.recordPuts.get(id) ?? []) {
@@ -538,9 +562,16 @@ export class ProjectionBatch {
       else {
         const event = contentEntry(write.value)
         if (event) {
-          this.erase.add(event)
           this.dropped.add(write)
+          purged.push({ key: write.key, event })
         }
+      }
+    }
+    for (const { key, event } of purged) {
+      if (keep) this.putOfRecord(id, { type: 'put', key, value: encodeJson(`${KEPT_OP}${event}`) })
+      else {
+        this.erase.add(event)
+        this.writes.push({ type: 'del', key })
       }
     }
   }

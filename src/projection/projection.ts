@@ -396,7 +396,7 @@ export class Projection {
           const event = await this.log.get(entry.slice(1))
           if (!event?.body || event.header.author === keep) continue
           // Content, and a redaction (its body keeps the record's skeleton); deletions stay (they name ids only).
-          if (entry.startsWith('c') || event.body.op === MEMORY_OPS.redact) out.push(event.id)
+          if (entry.startsWith('c') || entry.startsWith('k') || event.body.op === MEMORY_OPS.redact) out.push(event.id)
         }
       }
       return { held, bodies: out }

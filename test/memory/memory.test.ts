@@ -223,7 +223,7 @@ describe('forget and redact', () => {
     expect((await m.get(fact))?.supersededBy).toBe(replacement)
   })
 
-  it('keeps a record deleted through its parent deleted across a rebuild, and later content for it erased', async () => {
+  it('keeps a record deleted through its parent deleted across a rebuild; its bodies stay, hidden, until a deletion names it', async () => {
     const { memories } = await openReplicas(3)
     const [here, there, stale] = memories as [Memory, Memory, Memory]
     open.push(...memories)
@@ -241,11 +241,21 @@ describe('forget and redact', () => {
     await storage.write([{ type: 'del', key: `${here.space}:q:z:fact_c` }])
     await here.rebuild()
     expect(await here.status('fact_c')).toBe('deleted')
-    // A patch from a replica that had the fact before the deletion: ignored and erased here.
+    // A patch from a replica that had the fact before the deletion: ignored, and shown nowhere.
     const result = await here.ingest(await stale.events(here.versionVector()))
     expect(result.applied.length).toBeGreaterThan(0)
     expect(await here.get('fact_c')).toBeUndefined()
-    for (const envelope of await here.events()) expect(Buffer.from(envelope.body ?? []).toString('utf8')).not.toContain('green tea')
+    expect(await here.search('green')).toEqual([])
+    expect((await here.history('fact_c')).filter((entry) => entry.type === 'content')).toEqual([])
+    // No event names the fact, so its bodies stay: a replica they go to next must find it deleted too.
+    const bodies = async (memory: Memory): Promise<string> => (await memory.events()).map((envelope) => Buffer.from(envelope.body ?? []).toString('utf8')).join('\n')
+    expect(await bodies(here)).toContain('green tea')
+    // The stale replica still shows the fact and forgets it: that deletion names it, and the kept bodies go.
+    await stale.forget('fact_c')
+    await here.ingest(await stale.events(here.versionVector()))
+    expect(await here.status('fact_c')).toBe('deleted')
+    expect(await bodies(here)).not.toContain('green tea')
+    expect(await bodies(here)).not.toContain('"object":"tea"')
   })
 
   it('is unreachable as of any earlier time once deleted', async () => {
