@@ -46,9 +46,10 @@ export function parentIds(state: RecordState): string[] {
   return out
 }
 
-/** The ids a record's visibility and view depend on: its parents and referenced sets. */
+/** The ids a record's visibility and view depend on: its parents, referenced sets and successors. */
 export function referencedIds(state: RecordState): string[] {
   const out = parentIds(state)
+  for (const supersession of state.supersessions) out.push(supersession.by)
   for (const field of Object.keys(REFERENCE_SETS)) {
     const set = state.sets[field]
     if (set) out.push(...Object.keys(set))
@@ -83,7 +84,10 @@ export function materialize(state: RecordState, isDeleted: (id: string) => boole
   for (const [field, document] of Object.entries(state.texts)) view[field] = textOf(document)
   let conflict: SupersessionOutcome | undefined
   if (spec.validTime && state.supersessions.length > 0) {
-    const outcome = resolveSupersessions(state.supersessions)
+    // Only successors that are not deleted: a forgotten successor is as if it never came, so a
+    // conflict ends when the losers are forgotten, and a version whose successors are all gone
+    // is current again (a deleted id appears nowhere, supersededBy included).
+    const outcome = resolveSupersessions(state.supersessions.filter((supersession) => !isDeleted(supersession.by)))
     if (outcome) {
       view[spec.validTime.to] = outcome.winner.at
       view.supersededBy = outcome.winner.by

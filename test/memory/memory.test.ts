@@ -158,6 +158,35 @@ describe('supersede and valid time', () => {
     )
     for (const report of reports) expect(report).toMatchObject({ winner: two, reason: 'clock' })
   })
+
+  it('a forgotten successor is as if it never came: the conflict ends, and a version left without successors is current again', async () => {
+    const { memories } = await openReplicas(2)
+    open.push(...memories)
+    const [a, b] = memories as [Memory, Memory]
+    const episode = await a.remember({ kind: 'episode', summary: 'drinks' })
+    const fact = await a.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'drinks', object: 'tea', tValidFrom: '2026-01-01T00:00:00Z' })
+    await exchangeAll(memories)
+    const low = await a.supersede(fact, { episodeID: episode, subject: 'user', predicate: 'drinks', object: 'coffee', confidence: 0.3 }, { validFrom: '2026-02-01T00:00:00Z' })
+    const high = await b.supersede(fact, { episodeID: episode, subject: 'user', predicate: 'drinks', object: 'juice', confidence: 0.9 }, { validFrom: '2026-02-01T00:00:10Z' })
+    await exchangeAll(memories)
+    // The winner is forgotten on one replica: the loser is now the only successor, everywhere.
+    await a.forget(high)
+    await exchangeAll(memories)
+    for (const replica of memories) {
+      expect(await replica.conflicts()).toEqual([])
+      expect(await replica.get(fact)).toMatchObject({ supersededBy: low, tValidTo: '2026-02-01T00:00:00Z' })
+    }
+    await b.forget(low)
+    await exchangeAll(memories)
+    for (const replica of memories) {
+      const old = await replica.get(fact)
+      expect(old?.supersededBy).toBeUndefined()
+      expect(old?.tValidTo).toBeUndefined()
+      expect((await replica.query({ kind: 'fact', validAt: '2026-06-01T00:00:00Z' })).records.map((record) => record.id)).toEqual([fact])
+      expect(JSON.stringify(await replica.get(fact))).not.toContain(high)
+    }
+    expect(await a.digest()).toBe(await b.digest())
+  })
 })
 
 describe('forget and redact', () => {
