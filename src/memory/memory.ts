@@ -231,6 +231,11 @@ export class Memory {
     if (!spec.validTime) throw new InputError('NOT_TEMPORAL', `${old.kind} records are not bi-temporal; use update`, { field: 'id' })
     const raw = assertOptions(options, ['validFrom', 'source'], 'options')
     const validFrom = raw.validFrom === undefined ? formatTimestamp(this.core.now()) : normalizeTimestamp(raw.validFrom, 'options.validFrom')
+    // The old version's tValidTo becomes validFrom: it may not end before it began.
+    const began = old[spec.validTime.from]
+    if (typeof began === 'string' && Date.parse(validFrom) < Date.parse(began)) {
+      throw new InputError('OUT_OF_RANGE', `${validFrom} is before ${id} became valid (${began}); a replacement cannot take over earlier`, { field: 'options.validFrom' })
+    }
     const source = raw.source === undefined ? 'asserted' : (assertString(raw.source, 'options.source') as ClaimClass)
     if (!CLAIM_CLASSES.includes(source)) throw new InputError('BAD_VALUE', `source must be one of ${CLAIM_CLASSES.join(', ')}`, { field: 'options.source' })
     const entry = createEntry(this.core, { ...assertObject(replacement, 'replacement'), kind: old.kind, [spec.validTime.from]: validFrom })

@@ -175,6 +175,9 @@ export function validateCreate(kind: RecordKind, input: unknown, context: Create
       setOwn(ext, name, readJsonValue(raw, label))
     } else if (raw !== null || field.required) {
       given.set(name, name === 'id' && spec.keyFields === undefined ? readRecordId(kind, raw, label) : readFieldValue(field, raw, label))
+      // A parent is named by a record id of its kind: an empty one, or another kind's, never resolves.
+      const parent = spec.parents.find((candidate) => candidate.field === name)
+      if (parent) readRecordId(parent.kind, given.get(name), label)
     }
   }
   derive(kind, given)

@@ -102,6 +102,11 @@ function checkOperation(field: FieldSpec, operation: Operation, label: string): 
   }
 }
 
+/** An episode extension may not be called `kind`: that name is the record's kind (a bundle refuses it too). */
+function refuseKindField(name: string, label: string): void {
+  if (name === 'kind') refuse('RESERVED_KEY', '"kind" names the record\'s kind and cannot be changed or be a field', label)
+}
+
 function knownField(spec: KindSpec, name: string, label: string): FieldSpec {
   const field = fieldOf(spec, name)
   if (field === undefined) refuse('UNKNOWN_FIELD', `${spec.kind} has no such field`, label)
@@ -116,6 +121,7 @@ function readSet(spec: KindSpec, input: unknown, out: RecordPatch): void {
     const field = fieldOf(spec, name)
     if (field === undefined) {
       if (!spec.hasExt) refuse('UNKNOWN_FIELD', `${kind} has no such field`, label)
+      refuseKindField(name, label)
       setOwn(out.ext, name, readJsonValue(raw, label))
       continue
     }
@@ -152,6 +158,7 @@ function readUnset(spec: KindSpec, input: unknown, out: RecordPatch): void {
     const field = fieldOf(spec, name)
     if (field === undefined) {
       if (!spec.hasExt) refuse('UNKNOWN_FIELD', `${spec.kind} has no such field`, label)
+      refuseKindField(name, label)
       out.unsetExt.push(name)
       continue
     }

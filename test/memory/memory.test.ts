@@ -246,6 +246,10 @@ describe('forget and redact', () => {
     // A replacement is a new record: the old id, or any id in use, is refused.
     expect((await refusal(m.supersede(fact, { id: fact, episodeID: other, subject: 'user', predicate: 'likes', object: 'coffee' })))).toMatchObject({ code: 'ID_TAKEN', where: { field: 'replacement.id' } })
     expect((await refusal(m.supersede(fact, { id: episode, episodeID: other, subject: 'user', predicate: 'likes', object: 'coffee' })))).toMatchObject({ code: 'BAD_ID' })
+    // The old version cannot end before it began.
+    const began = (await m.get(fact))?.tValidFrom as string
+    const early = new Date(Date.parse(began) - 1000).toISOString().replace('.000', '')
+    expect((await refusal(m.supersede(fact, { episodeID: other, subject: 'user', predicate: 'likes', object: 'coffee' }, { validFrom: early })))).toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'options.validFrom' } })
     expect(m.versionVector()).toEqual(before)
     await m.update(fact, { set: { confidence: 0.4 } })
     const replacement = await m.supersede(fact, { episodeID: other, subject: 'user', predicate: 'likes', object: 'coffee' })

@@ -298,6 +298,9 @@ const timestamp: fc.Arbitrary<[string, string]> = fc.tuple(
 function valueOf(kind: RecordKind, name: string, property: JsonSchema): fc.Arbitrary<[unknown, unknown]> {
   const same = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<[unknown, unknown]> => arbitrary.map((value) => [value, value])
   if (name === 'id') return kind === 'core' ? same(fc.constantFrom('human', 'persona', 'project')) : same(hex.map((digits) => `${PREFIXES[kind]}${digits}`))
+  // A parent is named by an id of its kind (validateCreate refuses an empty one or another kind's).
+  const parent = kindSpec(kind).parents.find((candidate) => candidate.field === name)
+  if (parent) return same(hex.map((digits) => `${PREFIXES[parent.kind]}${digits}`))
   if (kind === 'secretRef' && name === 'preview') {
     return same(fc.tuple(fc.string({ maxLength: 4 }), fc.constantFrom('***', '••••', '*•*'), fc.string({ maxLength: 4 })).map((parts) => parts.join('')))
   }

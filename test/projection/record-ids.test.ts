@@ -34,7 +34,9 @@ describe('record ids', () => {
 
   it('gives equal composite ids for equal keys and different ids otherwise', () => {
     const key = fc.string({ unit: 'grapheme', maxLength: 12 })
-    fc.assert(fc.property(fc.tuple(key, key, key), fc.tuple(key, key, key), ([a, b, c], [x, y, z]) => {
+    // The ends are fact ids (validateCreate checks them as such); any text after the prefix.
+    const end = key.filter((text) => !/[\u0000-\u001f\u007f]/.test(text)).map((text) => `fact_${text}`)
+    fc.assert(fc.property(fc.tuple(end, end, key), fc.tuple(end, end, key), ([a, b, c], [x, y, z]) => {
       const first = recordIdFor('factLink', { srcFactID: a, dstFactID: b, linkType: c })
       const again = validateCreate('factLink', { linkType: c, srcFactID: a, dstFactID: b, createdAt: '2024-01-01T00:00:00Z' }, context).id
       const other = recordIdFor('factLink', { srcFactID: x, dstFactID: y, linkType: z })
@@ -113,6 +115,21 @@ describe('record ids', () => {
       expect(error.where).toEqual({ field: `${kind}.id` })
       expect(error.message.length).toBeLessThan(300)
     }
+  })
+
+  it('refuses a parent named by an empty id, another kind\'s id or a control character, naming the field', () => {
+    const cases: [RecordKind, Record<string, unknown>, string][] = [
+      ['fact', { episodeID: '', subject: 'u', predicate: 'p', object: 'o' }, 'fact.episodeID'],
+      ['fact', { episodeID: 'fact_1', subject: 'u', predicate: 'p', object: 'o' }, 'fact.episodeID'],
+      ['edge', { srcEntityID: '', dstEntityID: 'ent_b', edgeType: 'knows' }, 'edge.srcEntityID'],
+      ['edge', { srcEntityID: 'ent_a', dstEntityID: 'ep_b', edgeType: 'knows' }, 'edge.dstEntityID'],
+      ['chunk', { resourceID: 'res_1\n', position: 0, text: 't' }, 'chunk.resourceID'],
+      ['factLink', { srcFactID: '', dstFactID: 'fact_b', linkType: 'derived_from' }, 'factLink.srcFactID'],
+      ['episodeLink', { srcEpisodeID: 'ep_a', dstEpisodeID: 'ent_b', linkType: 'derived_from' }, 'episodeLink.dstEpisodeID'],
+    ]
+    for (const [kind, input, field] of cases) expect(refusal(() => validateCreate(kind, input, context)), field).toMatchObject({ code: 'BAD_ID', where: { field } })
+    // Ids from other systems, without the kind's prefix, are fine (as for the record's own id).
+    expect(validateCreate('fact', { episodeID: 'mem0:42', subject: 'u', predicate: 'p', object: 'o' }, context).fields.episodeID).toBe('mem0:42')
   })
 })
 

@@ -117,6 +117,9 @@ describe('patch rules', () => {
     // Names on Object.prototype are not fields.
     expect(validatePatch('episode', { set: { constructor: 'x' } }).ext).toEqual({ constructor: 'x' })
     expect(refusal(() => validatePatch('fact', { set: { toString: 'x' } }))).toMatchObject({ code: 'UNKNOWN_FIELD', where: { field: 'fact.toString' } })
+    // `kind` is the record's kind, not an extension (a bundle refuses such a field too).
+    expect(refusal(() => validatePatch('episode', { set: { kind: 'fact' } }))).toMatchObject({ code: 'RESERVED_KEY', where: { field: 'episode.kind' } })
+    expect(refusal(() => validatePatch('episode', { unset: ['kind'] }))).toMatchObject({ code: 'RESERVED_KEY', where: { field: 'episode.kind' } })
   })
 
   it('refuses a patch that contradicts itself or changes nothing', () => {
