@@ -5,6 +5,9 @@ import { assertArray, assertNumber, assertObject, assertOptions, assertString } 
 import { InputError } from '../errors.js'
 import { isRecordKind, normalizeTimestamp, type RecordFilter, type RecordKind, type TagFilter } from '../projection/index.js'
 
+/** Seconds with a fraction, as RFC 3339 writes them (`…:05.250Z`). */
+const FRACTION = /:\d{2}\.\d/
+
 export const DEFAULT_QUERY_LIMIT = 50
 export const MAX_QUERY_LIMIT = 1000
 
@@ -18,27 +21,28 @@ function kindOf(value: unknown, label: string): RecordKind {
 }
 
 /** A tag predicate: a list means "all of these", or `{ any, all, none }`. */
-function parseTags(value: unknown): TagFilter {
-  if (Array.isArray(value)) return { all: stringList(value, 'query.tags') }
-  const raw = assertOptions(assertObject(value, 'query.tags'), ['any', 'all', 'none'], 'query.tags')
+function parseTags(value: unknown, label: string): TagFilter {
+  if (Array.isArray(value)) return { all: stringList(value, label) }
+  const raw = assertOptions(assertObject(value, label), ['any', 'all', 'none'], label)
   return {
-    ...(raw.any !== undefined ? { any: stringList(raw.any, 'query.tags.any') } : {}),
-    ...(raw.all !== undefined ? { all: stringList(raw.all, 'query.tags.all') } : {}),
-    ...(raw.none !== undefined ? { none: stringList(raw.none, 'query.tags.none') } : {}),
+    ...(raw.any !== undefined ? { any: stringList(raw.any, `${label}.any`) } : {}),
+    ...(raw.all !== undefined ? { all: stringList(raw.all, `${label}.all`) } : {}),
+    ...(raw.none !== undefined ? { none: stringList(raw.none, `${label}.none`) } : {}),
   }
 }
 
-export function parseFilter(raw: Record<string, unknown>): RecordFilter {
+/** A filter, from `query` input or `search` options; `where` names the argument in errors. */
+export function parseFilter(raw: Record<string, unknown>, where: 'query' | 'options' = 'query'): RecordFilter {
   const kind = raw.kind === undefined ? undefined
-    : Array.isArray(raw.kind) ? assertArray(raw.kind, 'query.kind').map((item, i) => kindOf(item, `query.kind[${i}]`))
-    : kindOf(raw.kind, 'query.kind')
+    : Array.isArray(raw.kind) ? assertArray(raw.kind, `${where}.kind`).map((item, i) => kindOf(item, `${where}.kind[${i}]`))
+    : kindOf(raw.kind, `${where}.kind`)
   return {
     ...(kind !== undefined ? { kind } : {}),
-    ...(raw.context !== undefined ? { context: assertString(raw.context, 'query.context') } : {}),
-    ...(raw.tags !== undefined ? { tags: parseTags(raw.tags) } : {}),
-    ...(raw.entity !== undefined ? { entity: assertString(raw.entity, 'query.entity') } : {}),
-    ...(raw.minConfidence !== undefined ? { minConfidence: assertNumber(raw.minConfidence, 'query.minConfidence') } : {}),
-    ...(raw.validAt !== undefined ? { validAt: normalizeTimestamp(raw.validAt, 'query.validAt') } : {}),
+    ...(raw.context !== undefined ? { context: assertString(raw.context, `${where}.context`) } : {}),
+    ...(raw.tags !== undefined ? { tags: parseTags(raw.tags, `${where}.tags`) } : {}),
+    ...(raw.entity !== undefined ? { entity: assertString(raw.entity, `${where}.entity`) } : {}),
+    ...(raw.minConfidence !== undefined ? { minConfidence: assertNumber(raw.minConfidence, `${where}.minConfidence`) } : {}),
+    ...(raw.validAt !== undefined ? { validAt: normalizeTimestamp(raw.validAt, `${where}.validAt`) } : {}),
   }
 }
 
@@ -50,7 +54,9 @@ export function parseAsOf(value: unknown): number {
     const ms = Date.parse(normalizeTimestamp(value, 'asOf'))
     if (Number.isFinite(ms)) {
       // A whole-second timestamp names the whole second: everything recorded within it counts.
-      return ms + 999
+      // One with a fraction names its millisecond (normalizeTimestamp keeps whole seconds only).
+      const exact = FRACTION.test(value) ? Date.parse(value) : Number.NaN
+      return Number.isFinite(exact) ? exact : ms + 999
     }
   }
   throw new InputError('BAD_TIMESTAMP', 'asOf must be a Date, ms since the epoch, or an RFC 3339 time', { field: 'asOf' })

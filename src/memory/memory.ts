@@ -391,7 +391,7 @@ export class Memory {
     const query = assertString(text, 'text')
     const raw = assertOptions(options, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'limit'], 'options')
     const limit = raw.limit === undefined ? 10 : assertInteger(raw.limit, 'options.limit', 1, MAX_QUERY_LIMIT)
-    return this.core.reader.search(query, parseFilter(raw), limit)
+    return this.core.reader.search(query, parseFilter(raw, 'options'), limit)
   }
 
   /**

@@ -13,6 +13,7 @@ import type { RecordView } from './materialize.js'
 import { decodeJson, decodeView } from './projection-codec.js'
 import { decodeFacets, facetsOf, type RecordFacets } from './projection-indexes.js'
 import { idFromKey, positionFromTimeKey, type ProjectionKeys } from './projection-keys.js'
+import { decodeCursor, encodeCursor, queryScope } from './query-cursor.js'
 import type { TextIndex } from './text-index.js'
 
 export interface TagFilter {
@@ -154,13 +155,16 @@ export class ProjectionReader {
 
   /**
    * Records matching `filter`, `limit` at a time, in index order. Pass the returned cursor back
-   * to continue. With `asOfMs`, the records as this replica showed them at that recorded time.
+   * to continue, with the same filter and `asOfMs` (query-cursor.ts). With `asOfMs`, the records
+   * as this replica showed them at that recorded time.
+   * @throws InputError BAD_CURSOR
    */
   async query(filter: RecordFilter, page: { limit: number; cursor?: string }, options: ReadOptions = {}): Promise<{ records: RecordView[]; cursor?: string }> {
     const asOf = options.asOfMs !== undefined
     const position = asOf ? await this.positionAt(options.asOfMs as number) : 0
     const prefix = this.drivingPrefix(filter, asOf)
-    const after = page.cursor !== undefined ? `${prefix}${Buffer.from(page.cursor, 'base64url').toString('utf8')}` : undefined
+    const scope = queryScope(filter, options.asOfMs, prefix)
+    const after = page.cursor !== undefined ? `${prefix}${decodeCursor(page.cursor, scope)}` : undefined
     const records: RecordView[] = []
     let lastKey: string | undefined
     let pending: string[] = []
@@ -207,7 +211,7 @@ export class ProjectionReader {
       }
       if (!full && pending.length > 0) full = await flush()
     }
-    const cursor = full && lastKey !== undefined ? Buffer.from(lastKey.slice(prefix.length), 'utf8').toString('base64url') : undefined
+    const cursor = full && lastKey !== undefined ? encodeCursor(scope, lastKey.slice(prefix.length)) : undefined
     return { records, ...(cursor !== undefined ? { cursor } : {}) }
   }
 

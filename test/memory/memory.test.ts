@@ -405,6 +405,21 @@ describe('queries', () => {
     expect(seen.sort()).toEqual([...all].sort())
   })
 
+  it('takes back only a cursor its own query returned, naming query.cursor', async () => {
+    const m = await memory()
+    for (let i = 0; i < 6; i++) await m.remember({ kind: 'episode', summary: `n${i}`, tags: i % 2 === 0 ? ['even'] : [] })
+    const first = await m.query({ kind: 'episode', limit: 2 })
+    const cursor = first.cursor as string
+    expect((await m.query({ kind: 'episode', limit: 2, cursor })).records).toHaveLength(2)
+    // The same cursor with another filter, or as of another time, would start somewhere arbitrary.
+    for (const other of [{ kind: 'fact' as const }, { kind: 'episode' as const, tags: { any: ['even'] } }, { kind: 'episode' as const, asOf: Date.now() }]) {
+      expect(await refusal(m.query({ ...other, limit: 2, cursor }))).toMatchObject({ code: 'BAD_CURSOR', where: { field: 'query.cursor' } })
+    }
+    for (const garbage of ['!!!***', '', 'abc', `${cursor}=`, `x${cursor}`, Buffer.from('not a cursor at all').toString('base64url')]) {
+      expect(await refusal(m.query({ kind: 'episode', limit: 2, cursor: garbage })), garbage).toMatchObject({ code: 'BAD_CURSOR', where: { field: 'query.cursor' } })
+    }
+  })
+
   it('searches full text with filters and reads as of a recorded time', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1))
     const m = await memory(clock)
@@ -420,6 +435,16 @@ describe('queries', () => {
     expect((await m.get(tea, { asOf: before }))?.summary).toBe('The user drinks green tea every morning')
     expect((await m.get(tea, { asOf: new Date(clock.nowMs()) }))?.summary).toBe('The user switched to coffee')
     expect((await refusal(m.get(tea, { asOf: 'yesterday' }))).code).toBe('BAD_TIMESTAMP')
+    // A time with a fraction names its millisecond; a whole-second time the whole second.
+    clock.advance(400)
+    await m.update(tea, { set: { summary: 'The user switched to juice' } })
+    const juice = new Date(clock.nowMs()).toISOString()
+    expect((await m.get(tea, { asOf: juice.replace(/\.\d+Z$/, '.399Z') }))?.summary).toBe('The user switched to coffee')
+    expect((await m.get(tea, { asOf: juice }))?.summary).toBe('The user switched to juice')
+    expect((await m.get(tea, { asOf: juice.replace(/\.\d+Z$/, 'Z') }))?.summary).toBe('The user switched to juice')
+    // Search options are named as such in errors.
+    expect(await refusal(m.search('tea', { kind: 'nope' } as never))).toMatchObject({ code: 'UNKNOWN_KIND', where: { field: 'options.kind' } })
+    expect(await refusal(m.search('tea', { tags: { any: 'x' } } as never))).toMatchObject({ where: { field: 'options.tags.any' } })
   })
 })
 

@@ -1,0 +1,40 @@
+/**
+ * Query cursors: where a page ended, bound to the query that made it. A cursor is base64url of
+ * `<scope>:<key>`: `scope` is 16 hex of SHA-256 over the query (filter, as-of time and the index
+ * walked, which names the space), and `key` is the index key the page ended at, after the
+ * index's prefix. A cursor from another query, or a string that is no cursor at all, is refused
+ * instead of being read as a position (that silently skipped or repeated records).
+ */
+import { createHash } from 'node:crypto'
+import { InputError } from '../errors.js'
+import { canonicalJson, type JsonValue } from '../log/index.js'
+import type { RecordFilter } from './projection-reader.js'
+
+const SCOPE_LENGTH = 16
+const BASE64URL = /^[A-Za-z0-9_-]+$/
+
+/** What a cursor is bound to: the filter (members left undefined do not count), the as-of time and the index walked. */
+export function queryScope(filter: RecordFilter, asOfMs: number | undefined, prefix: string): string {
+  const query = JSON.parse(JSON.stringify({ filter, asOfMs: asOfMs ?? null, prefix })) as JsonValue
+  return createHash('sha256').update(canonicalJson(query)).digest('hex').slice(0, SCOPE_LENGTH)
+}
+
+export function encodeCursor(scope: string, key: string): string {
+  return Buffer.from(`${scope}:${key}`, 'utf8').toString('base64url')
+}
+
+/**
+ * The index key (after its prefix) a cursor of this query ends at.
+ * @throws InputError BAD_CURSOR naming `query.cursor`
+ */
+export function decodeCursor(cursor: string, scope: string): string {
+  const text = BASE64URL.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : ''
+  // Decoding is lenient (it skips stray characters): only a cursor that encodes back to itself is one.
+  if (Buffer.from(text, 'utf8').toString('base64url') !== cursor || text.length <= SCOPE_LENGTH || text[SCOPE_LENGTH] !== ':') {
+    throw new InputError('BAD_CURSOR', 'not a cursor a query returned', { field: 'query.cursor' })
+  }
+  if (text.slice(0, SCOPE_LENGTH) !== scope) {
+    throw new InputError('BAD_CURSOR', 'the cursor belongs to another query: pass the same filter and asOf, or start without a cursor', { field: 'query.cursor' })
+  }
+  return text.slice(SCOPE_LENGTH + 1)
+}
