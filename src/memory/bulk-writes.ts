@@ -94,9 +94,15 @@ export async function importTombstones(
     if (state?.tombstone?.op === 'delete' || (state?.tombstone && op === 'redact')) continue
     const derivedBlock = (typeof record.derived === 'object' && record.derived !== null && !Array.isArray(record.derived) ? record.derived : {}) as Record<string, JsonValue>
     const ids = (field: string): string[] => (Array.isArray(derivedBlock[field]) ? (derivedBlock[field] as JsonValue[]).filter((id): id is string => typeof id === 'string') : [])
+    // Cairn's `recordIDs` name records of other kinds: the kind is the one held here (one not held has nothing to remove).
+    const others: { kind: string; id: string }[] = []
+    for (const id of op === 'delete' ? ids('recordIDs') : []) {
+      const held = (await core.state(id))?.kind
+      if (held !== undefined) others.push({ kind: held, id })
+    }
     const derived = op === 'delete'
       ? [...ids('factIDs').map((id) => ({ kind: 'fact', id })), ...ids('edgeIDs').map((id) => ({ kind: 'edge', id })),
-        ...ids('entityIDs').map((id) => ({ kind: 'entity', id })), ...ids('chunkIDs').map((id) => ({ kind: 'chunk', id }))]
+        ...ids('entityIDs').map((id) => ({ kind: 'entity', id })), ...ids('chunkIDs').map((id) => ({ kind: 'chunk', id })), ...others]
       : []
     const data: Record<string, JsonValue> = { kind, id: target, tombstone: record, derived }
     if (op === 'redact') {

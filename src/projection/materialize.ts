@@ -46,10 +46,30 @@ export function parentIds(state: RecordState): string[] {
   return out
 }
 
-/** The ids a record's visibility and view depend on: its parents, referenced sets and successors. */
+/** Episode metadata key listing the records an import derived from the episode (memory-model §1.4). */
+export const DERIVED_LIST_KEY = 'cairn_derived'
+
+/** The ids a `cairn_derived` value lists: a canonical JSON array of ids; anything else lists none. */
+export function derivedListIds(value: unknown): string[] {
+  if (typeof value !== 'string' || !value.startsWith('[')) return []
+  try {
+    const ids: unknown = JSON.parse(value)
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string' && id !== '') : []
+  } catch {
+    return []
+  }
+}
+
+/**
+ * The ids a record names: its parents, referenced sets, successors, and the records an episode
+ * lists as derived from it (`metadata.cairn_derived`). The reference index (q:r) holds them, so
+ * a deletion finds what names the deleted id.
+ */
 export function referencedIds(state: RecordState): string[] {
   const out = parentIds(state)
   for (const supersession of state.supersessions) out.push(supersession.by)
+  const metadata = state.maps.metadata
+  if (metadata && Object.hasOwn(metadata, DERIVED_LIST_KEY)) out.push(...derivedListIds(metadata[DERIVED_LIST_KEY]?.value))
   for (const field of Object.keys(REFERENCE_SETS)) {
     const set = state.sets[field]
     if (set) out.push(...Object.keys(set))

@@ -51,19 +51,30 @@ export interface ProjectionMeta {
   readonly views?: number
   /** Records being withdrawn (Projection.withdrawRecords), until their replay is stored; `keep`: the author whose bodies stay. */
   readonly withdrawing?: { readonly ids: readonly string[]; readonly keep?: string }
+  /** What the stored projection holds (PROJECTION_LAYOUT); absent before layouts were numbered (1). */
+  readonly layout?: number
 }
+
+/**
+ * The projection's stored layout. A store opened with an older one is rebuilt from the log.
+ *   1  (unnumbered)
+ *   2  successors (supersededBy candidates) and the ids an episode lists in
+ *      `metadata.cairn_derived` are in the reference index (q:r)
+ */
+export const PROJECTION_LAYOUT = 2
 
 export function encodeMeta(meta: ProjectionMeta): Uint8Array {
   return packr.pack(meta)
 }
 
 export function decodeMeta(bytes: Uint8Array | undefined): ProjectionMeta {
-  if (!bytes) return { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, views: 0 }
+  if (!bytes) return { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, views: 0, layout: PROJECTION_LAYOUT }
   const value = packr.unpack(bytes) as ProjectionMeta
   return {
     cursor: value.cursor, erasing: value.erasing ?? [], recordedAt: value.recordedAt ?? 0, runStart: value.runStart ?? 0,
     ...(value.views !== undefined ? { views: value.views } : {}),
     ...(value.withdrawing ? { withdrawing: value.withdrawing } : {}),
+    ...(value.layout !== undefined ? { layout: value.layout } : {}),
   }
 }
 

@@ -11,7 +11,7 @@ import type { LogStorage, StorageWrite } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
-import { decodeJson, decodeMeta, decodeState, encodeMeta, type ProjectionMeta } from './projection-codec.js'
+import { decodeJson, decodeMeta, decodeState, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
 import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS } from './operations.js'
 import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
@@ -77,6 +77,8 @@ export class Projection {
   static async open(storage: LogStorage, log: SpaceLog, features: ProjectionFeatures = FULL_FEATURES): Promise<Projection> {
     const projection = new Projection(storage, log, features)
     projection.meta = decodeMeta(await storage.get(projection.keys.meta))
+    // Written by an older version: what it stored is not what this one reads (PROJECTION_LAYOUT).
+    if ((projection.meta.layout ?? 1) < PROJECTION_LAYOUT) await projection.rebuild()
     if (!features.onDemand) {
       await projection.catchUp()
       await projection.resume()
@@ -445,7 +447,7 @@ export class Projection {
       this.handedOver.clear()
       // A withdrawal under way stays named: its own replay, still to come, ends it.
       const { withdrawing } = this.meta
-      this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, views: 0, ...(withdrawing ? { withdrawing } : {}) }
+      this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, views: 0, layout: PROJECTION_LAYOUT, ...(withdrawing ? { withdrawing } : {}) }
     }).then(() => this.catchUp().then(() => undefined))
   }
 
@@ -474,7 +476,7 @@ export class Projection {
     const remaining = pending?.ids.filter((id) => !withdrawn?.has(id)) ?? []
     const withdrawing = pending && remaining.length > 0 ? { ...pending, ids: remaining } : undefined
     const views = this.meta.views === undefined ? undefined : this.meta.views + viewDelta
-    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run, ...(views !== undefined ? { views } : {}), ...(withdrawing ? { withdrawing } : {}) }
+    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run, ...(views !== undefined ? { views } : {}), ...(withdrawing ? { withdrawing } : {}), ...(this.meta.layout !== undefined ? { layout: this.meta.layout } : {}) }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
     // The cursor rides in the batch, so a crash that loses it leaves these events to apply
     // again: a large batch skips the journal. A small one (a live change, one remember) goes

@@ -73,6 +73,8 @@ const DERIVED_RULES: RowRules = {
     ['chunkIDs', { type: 'string[]', required: false, fill: emptyList }],
     ['episodeLinkCount', { type: 'integer', required: false, minimum: 0, fill: () => 0 }],
     ['embeddingCacheKeys', { type: 'string[]', required: false, fill: emptyList }],
+    // Cairn's addition (memory-model §1.7): cascaded records of other kinds; absent when none.
+    ['recordIDs', { type: 'string[]', required: false }],
   ]),
   keepsUnknown: false,
 }

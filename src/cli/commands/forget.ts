@@ -11,14 +11,14 @@ import { defineOperandCommand } from '../operand-command.js'
 
 const DERIVED_NAMES: readonly (readonly [keyof Tombstone['derived'], string])[] = [
   ['factIDs', 'fact'], ['edgeIDs', 'edge'], ['entityIDs', 'entity'], ['chunkIDs', 'chunk'],
-  ['sentenceIDs', 'sentence'], ['embeddingCacheKeys', 'embedding'], ['episodeLinkCount', 'episode link'],
+  ['recordIDs', 'other record'], ['sentenceIDs', 'sentence'], ['embeddingCacheKeys', 'embedding'], ['episodeLinkCount', 'episode link'],
 ]
 
 /** "2 facts, 1 edge", or "nothing" when no record was derived only from the target. */
 export function derivedSummary(derived: Tombstone['derived']): string {
   const parts = DERIVED_NAMES.flatMap(([key, name]) => {
     const value = derived[key]
-    const count = typeof value === 'number' ? value : value.length
+    const count = typeof value === 'number' ? value : value?.length ?? 0
     if (count === 0) return []
     return [`${count} ${name === 'entity' && count !== 1 ? 'entities' : `${name}${count === 1 ? '' : 's'}`}`]
   })
