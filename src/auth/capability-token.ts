@@ -99,6 +99,11 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
       expiresAt: assertInteger(raw.expiresAt, 'token.expiresAt', 0),
     }
     if (payloadOf(token) !== payload.toString('utf8')) throw new InputError('NOT_CANONICAL', 'payload is not canonical', { field: 'token' })
+    // Permissions as createToken writes them: at least one, each once, sorted.
+    const { permissions } = token
+    if (permissions.length === 0 || permissions.some((permission, i) => i > 0 && (permissions[i - 1] as string) >= permission)) {
+      throw new InputError('NOT_CANONICAL', 'permissions must be a non-empty sorted list without repeats', { field: 'token.permissions' })
+    }
   } catch (error) {
     throw new AuthError('BAD_TOKEN', `token does not decode: ${(error as Error).message}`, { field: 'token' }, { cause: error })
   }

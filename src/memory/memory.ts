@@ -122,8 +122,8 @@ export class Memory {
    */
   async sync(url: string, options: SyncOptions = {}): Promise<SyncClient> {
     // Sync sits above the engine; loading it here (not at the top) keeps the import graph acyclic.
-    const { SyncClient } = await import('../sync/sync-client.js')
-    return new SyncClient(this, assertNonEmptyString(url, 'url'), assertOptions(options, ['token', 'live', 'relayKey', 'initialDelayMs', 'maxDelayMs', 'handshakeTimeoutMs'], 'options') as SyncOptions).start()
+    const { SyncClient, readSyncOptions } = await import('../sync/sync-client.js')
+    return new SyncClient(this, assertNonEmptyString(url, 'url'), readSyncOptions(options)).start()
   }
 
   /**

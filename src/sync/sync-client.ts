@@ -8,6 +8,7 @@
  * `error` after a fatal refusal; `closed` after close().
  */
 import WebSocket from 'ws'
+import { assertBoolean, assertInteger, assertNonEmptyString, assertOptions } from '../assert.js'
 import { decodeToken, hasPermission } from '../auth/index.js'
 import { AuthError, CairnError, ProtocolError, VerifyError } from '../errors.js'
 import { canonicalJson, type JsonValue } from '../log/index.js'
@@ -39,6 +40,27 @@ export interface SyncOptions {
 }
 
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000
+/** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
+const MAX_DELAY_MS = 2 ** 31 - 1
+
+/**
+ * Sync options from a caller, checked: a delay that is not a whole number of milliseconds in
+ * range (a timer would fire at once, or never as meant) is refused, naming the option.
+ * @throws InputError UNKNOWN_FIELD, WRONG_TYPE, OUT_OF_RANGE
+ */
+export function readSyncOptions(value: unknown): SyncOptions {
+  const raw = assertOptions(value, ['token', 'live', 'relayKey', 'initialDelayMs', 'maxDelayMs', 'handshakeTimeoutMs'], 'options')
+  const delay = (name: 'initialDelayMs' | 'maxDelayMs' | 'handshakeTimeoutMs', min: number): { [key: string]: number } =>
+    raw[name] === undefined ? {} : { [name]: assertInteger(raw[name], `options.${name}`, min, MAX_DELAY_MS) }
+  return {
+    ...(raw.token !== undefined ? { token: assertNonEmptyString(raw.token, 'options.token') } : {}),
+    ...(raw.live !== undefined ? { live: assertBoolean(raw.live, 'options.live') } : {}),
+    ...(raw.relayKey !== undefined ? { relayKey: assertNonEmptyString(raw.relayKey, 'options.relayKey') } : {}),
+    ...delay('initialDelayMs', 0),
+    ...delay('maxDelayMs', 1),
+    ...delay('handshakeTimeoutMs', 1),
+  }
+}
 
 export interface SyncClientEvents {
   status: SyncStatus

@@ -140,3 +140,20 @@ it('a relay that never completes the handshake is dropped after handshakeTimeout
   expect(errors[0]).toBe('HANDSHAKE_TIMEOUT')
   expect(client.status).toBe('connecting')
 })
+
+it('refuses sync options a timer cannot honour, naming the option, before connecting', async () => {
+  const owner = await openOwner(teardown)
+  const cases: [object, string, string][] = [
+    [{ handshakeTimeoutMs: 0 }, 'OUT_OF_RANGE', 'options.handshakeTimeoutMs'],
+    [{ handshakeTimeoutMs: 2 ** 31 }, 'OUT_OF_RANGE', 'options.handshakeTimeoutMs'],
+    [{ initialDelayMs: -1 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
+    [{ maxDelayMs: 1.5 }, 'WRONG_TYPE', 'options.maxDelayMs'],
+    [{ maxDelayMs: '100' }, 'WRONG_TYPE', 'options.maxDelayMs'],
+    [{ live: 'yes' }, 'WRONG_TYPE', 'options.live'],
+    [{ token: '' }, 'EMPTY', 'options.token'],
+  ]
+  for (const [options, code, field] of cases) {
+    const failure = await owner.sync('ws://127.0.0.1:9', options).then(() => undefined, (error: unknown) => error)
+    expect(failure, JSON.stringify(options)).toMatchObject({ code, where: { field } })
+  }
+})

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createToken, CLOCK_SKEW_MS, decodeToken, scopeAllows, verifyToken, type TokenContext } from '../../src/auth/index.js'
 import { AuthError, CairnError, LimitError } from '../../src/errors.js'
 import { ManualClock } from '../../src/log/clock.js'
-import { defaultCrypto, Identity } from '../../src/log/index.js'
+import { defaultCrypto, Identity, tokenSignable } from '../../src/log/index.js'
 import type { Memory } from '../../src/memory/index.js'
 import type { Relay } from '../../src/sync/relay.js'
 import { badValues } from '../helpers/bad-inputs.js'
@@ -113,6 +113,20 @@ describe('capability tokens (units)', () => {
     }
     // The unchanged re-encoding still verifies: the refusals above are the claims, not the encoding.
     expect(verifyToken(withClaims(token, () => undefined), context()).id).toBe(decodeToken(token, crypto).id)
+  })
+
+  it('refuses permissions createToken would not write (unsorted, repeated, none), even signed by the issuer', () => {
+    const signed = (permissions: string[]): string => {
+      const [prefix, payload] = withClaims(issue(), (claims) => { claims.permissions = permissions }).split('.') as [string, string]
+      const signature = owner.sign(tokenSignable(Buffer.from(payload, 'base64url')))
+      return `${prefix}.${payload}.${Buffer.from(signature).toString('base64url')}`
+    }
+    expect(decodeToken(signed(['read', 'write']), crypto).permissions).toEqual(['read', 'write'])
+    for (const permissions of [['write', 'read'], ['read', 'read'], []]) {
+      const error = refusal(() => decodeToken(signed(permissions), crypto))
+      expect(error.code, JSON.stringify(permissions)).toBe('BAD_TOKEN')
+      expect(error.message).toMatch(/permissions/)
+    }
   })
 
   it('refuses a token with any one byte of its payload or signature flipped', () => {
