@@ -11,12 +11,12 @@
  * a write sees it. Other replicas' events come in through `ingest`.
  */
 import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
-import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
+import { canonicalJson, type EventEnvelope, type IngestResult, type JsonValue, type Right, type SpaceLog, type VersionVector, type CryptoProvider, type Identity, type LogStore } from '../log/index.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
 import {
-  formatTimestamp, isTombstoneBody, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, refuseWriteOnce, validatePatch, type ProjectionFeatures,
+  formatTimestamp, isExpired, isTombstoneBody, kindSpec, KEY_ID_HEX_LENGTH, MEMORY_OPS, encodeChanges, normalizeTimestamp, refuseWriteOnce, TOMBSTONE_ID_PREFIX, validatePatch, type ProjectionFeatures,
   type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
 } from '../projection/index.js'
 import { planForget } from './forget-plan.js'
@@ -250,13 +250,13 @@ export class Memory {
     return entry.id
   }
 
-  private async tombstone(id: string, op: 'delete' | 'redact', options: { reason?: string } = {}): Promise<Tombstone> {
+  private async tombstone(id: string, op: 'delete' | 'redact', options: { reason?: string } = {}, tombstoneId?: string): Promise<Tombstone> {
     // A delete may follow a redaction (delete beats redact); nothing may follow a delete.
     const view = op === 'delete' && (await this.status(id)) === 'redacted' ? (await this.core.reader.get(id)) as RecordView : await this.core.existing(id)
     const raw = assertOptions(options, ['reason'], 'options')
     const reason = raw.reason === undefined ? undefined : assertString(raw.reason, 'options.reason')
     const plan = op === 'delete' ? await planForget(this.engine.store.storage, this.core.projection.keys, view) : { derived: { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] }, records: [] }
-    const tombstone = signTombstone(this.core, { op, targetKind: view.kind, targetID: view.id, derived: plan.derived, ...(reason !== undefined ? { reason } : {}) })
+    const tombstone = signTombstone(this.core, { op, targetKind: view.kind, targetID: view.id, derived: plan.derived, ...(reason !== undefined ? { reason } : {}) }, tombstoneId)
     const data: Record<string, JsonValue> = { kind: view.kind, id: view.id, tombstone: tombstone as unknown as JsonValue, derived: plan.records as unknown as JsonValue }
     if (op === 'redact') data.skeleton = redactionSkeleton(view, tombstone.deletedAt) as JsonValue
     await this.core.append([{ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data }])
@@ -281,6 +281,34 @@ export class Memory {
    */
   forget(id: string, options: { reason?: string } = {}): Promise<Tombstone> {
     return this.tombstone(id, 'delete', options)
+  }
+
+  /**
+   * Forgets every record whose `expirationDate` has passed (memory-model §1.7), each with what
+   * was derived only from it, reason "expired" and the tombstone id `tomb_` + H("expire", id), so
+   * replicas that expire one record concurrently write the same tombstone id. Expired records
+   * are hidden from `query` and `search` until then. Returns the ids forgotten.
+   */
+  async expire(): Promise<string[]> {
+    await this.core.settled()
+    const now = this.core.now()
+    // Only episodes carry expirationDate (PM); derived records follow through the cascade.
+    const expired: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await this.core.reader.query({ kind: 'episode' }, { limit: MAX_QUERY_LIMIT, ...(cursor !== undefined ? { cursor } : {}) })
+      for (const view of page.records) if (isExpired(view, now)) expired.push(view.id)
+      cursor = page.cursor
+    } while (cursor !== undefined)
+    const forgotten: string[] = []
+    for (const id of expired) {
+      // An earlier expiry's cascade may have taken it already.
+      if ((await this.status(id)) === 'deleted') continue
+      const tombstoneId = `${TOMBSTONE_ID_PREFIX}${this.crypto.sha256Hex(canonicalJson(['expire', id])).slice(0, KEY_ID_HEX_LENGTH)}`
+      await this.tombstone(id, 'delete', { reason: 'expired' }, tombstoneId)
+      forgotten.push(id)
+    }
+    return forgotten
   }
 
   /** Purges a record's content but keeps a skeleton (ids, times, kind) and the tombstone. */
@@ -382,7 +410,8 @@ export class Memory {
     const limit = raw.limit === undefined ? DEFAULT_QUERY_LIMIT : assertInteger(raw.limit, 'query.limit', 1, MAX_QUERY_LIMIT)
     const cursor = raw.cursor === undefined ? undefined : assertString(raw.cursor, 'query.cursor')
     const asOfMs = raw.asOf === undefined ? undefined : parseAsOf(raw.asOf)
-    return this.core.reader.query(filter, { limit, ...(cursor !== undefined ? { cursor } : {}) }, asOfMs === undefined ? {} : { asOfMs })
+    // Expiry is judged at the time read: now, or the asOf time.
+    return this.core.reader.query(filter, { limit, ...(cursor !== undefined ? { cursor } : {}) }, asOfMs === undefined ? { nowMs: this.core.now() } : { asOfMs, nowMs: asOfMs })
   }
 
   /** Full-text search (BM25), optionally filtered like `query`. */
@@ -391,7 +420,7 @@ export class Memory {
     const query = assertString(text, 'text')
     const raw = assertOptions(options, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'limit'], 'options')
     const limit = raw.limit === undefined ? 10 : assertInteger(raw.limit, 'options.limit', 1, MAX_QUERY_LIMIT)
-    return this.core.reader.search(query, parseFilter(raw, 'options'), limit)
+    return this.core.reader.search(query, parseFilter(raw, 'options'), limit, { nowMs: this.core.now() })
   }
 
   /**

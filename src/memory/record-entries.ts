@@ -66,8 +66,8 @@ export function buildCreateEntry(context: CreateContext, input: unknown): Create
  * A tombstone signed by this replica. Portable Memory §5: `ed25519:<public key>:<signature over
  * the canonical line without its signature>`.
  */
-export function signTombstone(core: MemoryCore, unsigned: Omit<Tombstone, 'signature' | 'id' | 'deletedAt' | 'actor'>): Tombstone {
-  const line = { id: `tomb_${core.randomHex(8)}`, ...unsigned, deletedAt: formatTimestamp(core.now()), actor: core.author }
+export function signTombstone(core: MemoryCore, unsigned: Omit<Tombstone, 'signature' | 'id' | 'deletedAt' | 'actor'>, id = `tomb_${core.randomHex(8)}`): Tombstone {
+  const line = { id, ...unsigned, deletedAt: formatTimestamp(core.now()), actor: core.author }
   const ordered = {
     id: line.id, op: line.op, targetKind: line.targetKind, targetID: line.targetID, deletedAt: line.deletedAt,
     actor: line.actor, derived: line.derived, ...(line.reason !== undefined ? { reason: line.reason } : {}),

@@ -2,7 +2,7 @@
 export * from './kinds.js'
 export { Projection, CATCH_UP_LIMITS, type CatchUpLimits, type ProjectionEvents } from './projection.js'
 export { FULL_FEATURES, type RecordChange, type ChangeAction, type ProjectionSource, type ProjectionFeatures } from './projection-batch.js'
-export { ProjectionReader, matchesFilter, type RecordFilter, type TagFilter, type ReadOptions, type HistoryEntry, type ConflictEntry } from './projection-reader.js'
+export { ProjectionReader, matchesFilter, isExpired, type RecordFilter, type TagFilter, type ReadOptions, type HistoryEntry, type ConflictEntry } from './projection-reader.js'
 export { materialize, derivedListIds, DERIVED_LIST_KEY, type RecordView, type ViewStatus, type Materialized } from './materialize.js'
 export { MEMORY_OPS, decodeMemoryOperation, decodeForeignLines, isTombstoneBody, encodeChanges, type MemoryOperation, type DerivedRecord, type ForeignLines } from './operations.js'
 export { projectionKeys, idFromKey, type ProjectionKeys } from './projection-keys.js'

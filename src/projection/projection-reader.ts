@@ -35,6 +35,13 @@ export interface RecordFilter {
 export interface ReadOptions {
   /** Recorded time (ms since the epoch): read what this replica showed then. */
   readonly asOfMs?: number
+  /** Hide records whose `expirationDate` is at or before this time (ms since the epoch). */
+  readonly nowMs?: number
+}
+
+/** Whether a record's `expirationDate` (memory-model §1.7) has passed at `nowMs`. */
+export function isExpired(view: RecordView, nowMs: number | undefined): boolean {
+  return nowMs !== undefined && typeof view.expirationDate === 'string' && Date.parse(view.expirationDate) <= nowMs
 }
 
 export interface HistoryEntry {
@@ -177,7 +184,7 @@ export class ProjectionReader {
       const redacted = await this.redactedOf(ids)
       for (let i = 0; i < views.length; i++) {
         const view = views[i]
-        if (view && matchesFilter(view, filter, redacted[i])) {
+        if (view && matchesFilter(view, filter, redacted[i]) && !isExpired(view, options.nowMs)) {
           records.push(view)
           if (records.length === page.limit) {
             lastKey = pending[i]
@@ -202,8 +209,12 @@ export class ProjectionReader {
           break
         }
       }
+      // Expiry is not among the facets: an expired record leaves its page one short.
       const views = await this.storage.getMany(chosen.map((key) => this.keys.view(idFromKey(key))))
-      for (const bytes of views) if (bytes) records.push(decodeView(bytes))
+      for (const bytes of views) {
+        const view = bytes ? decodeView(bytes) : undefined
+        if (view && !isExpired(view, options.nowMs)) records.push(view)
+      }
     } else {
       for await (const key of this.storage.keys(range)) {
         pending.push(key)
@@ -215,7 +226,17 @@ export class ProjectionReader {
     return { records, ...(cursor !== undefined ? { cursor } : {}) }
   }
 
-  async search(text: string, filter: RecordFilter, limit: number): Promise<{ record: RecordView; score: number }[]> {
+  /** The best `limit` matches of `text` among records that match `filter` and have not expired at `options.nowMs`. */
+  async search(text: string, filter: RecordFilter, limit: number, options: Pick<ReadOptions, 'nowMs'> = {}): Promise<{ record: RecordView; score: number }[]> {
+    // Expired records are rare: drop them from the hits, and ask for more only when some were.
+    for (let want = limit; ; want *= 2) {
+      const hits = await this.searchHits(text, filter, want)
+      const live = hits.filter((hit) => !isExpired(hit.record, options.nowMs))
+      if (live.length >= limit || hits.length < want || want >= limit * 16) return live.slice(0, limit)
+    }
+  }
+
+  private async searchHits(text: string, filter: RecordFilter, limit: number): Promise<{ record: RecordView; score: number }[]> {
     const views = new Map<string, RecordView>()
     // Only a real filter costs a view read per candidate; without one, only the hits are read.
     const filtered = Object.keys(filter).length > 0
