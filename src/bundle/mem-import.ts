@@ -40,17 +40,8 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
     ...(raw.trustedKeys !== undefined ? { trustedKeys: raw.trustedKeys as readonly string[] } : {}),
     ...(onProgress ? { onProgress: ((done, total) => onProgress('verify', done, total)) as ProgressCallback } : {}),
   }
-  const { manifest, content, warnings: bundleWarnings } = await readMemBundle(dir, readOptions)
-  // Checked whole before anything is written, like the rest of the bundle.
-  const { [CAIRN_EXTENSIONS_KIND]: extensionLines, ...passthroughKinds } = content.passthrough
-  const extensions = readExtensionLines(extensionLines ?? [])
-  const records = withExtensions(content.records, extensions.byId)
-  const warnings = [...bundleWarnings, ...extensions.warnings, ...records.warnings]
-
-  // Every record is checked as the merge will write it before anything is written, tombstones
-  // included: the codec's checks are the format's, not all of what a record must be here.
-  const locate = (kind: RecordKind) => ({ file: kindFilePath(kind) })
-  checkRecordsWritable(records.records, locate, { uniqueIds: true })
+  const { manifest, content, records, passthroughKinds, bundleWarnings, extensionWarnings } = await readMemImport(dir, readOptions)
+  const warnings = [...bundleWarnings, ...extensionWarnings]
 
   // Tombstones first; a redaction takes its skeleton from the bundle's line for the record.
   const skeletons = new Map<string, JsonObject>()
@@ -58,14 +49,14 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
   for (const tombstone of content.tombstones) {
     const kind = tombstone.targetKind as RecordKind
     const target = tombstone.targetID
-    if (tombstone.op !== 'redact' || typeof target !== 'string' || records.records[kind] === undefined) continue
-    if (!byId.has(kind)) byId.set(kind, new Map((records.records[kind] ?? []).map((record) => [recordIdOf(kind, record), record])))
+    if (tombstone.op !== 'redact' || typeof target !== 'string' || records[kind] === undefined) continue
+    if (!byId.has(kind)) byId.set(kind, new Map((records[kind] ?? []).map((record) => [recordIdOf(kind, record), record])))
     const line = byId.get(kind)?.get(target)
     if (line) skeletons.set(target, line)
   }
   const tombstones = await memory.importTombstones(content.tombstones, { skeletons })
 
-  const merged = await mergeRecords(memory, records.records, { checked: true, ...(onProgress ? { onProgress: (done: number, total: number) => onProgress('import', done, total) } : {}) })
+  const merged = await mergeRecords(memory, records, { checked: true, ...(onProgress ? { onProgress: (done: number, total: number) => onProgress('import', done, total) } : {}) })
 
   let passthrough = 0
   const kept = await memory.foreignLines()
@@ -76,6 +67,36 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
     passthrough += fresh.length
   }
   return { manifest, ...merged, tombstones, passthrough, warnings }
+}
+
+/** A `.mem` bundle read and checked as an import writes it, before anything is written. */
+export interface MemImportPlan {
+  readonly manifest: MemManifest
+  readonly content: MemBundleContent
+  /** The records with Cairn's extension fields put back. */
+  readonly records: MemBundleContent['records']
+  /** Lines of unknown kinds, Cairn's extensions file left out. */
+  readonly passthroughKinds: Readonly<Record<string, readonly string[]>>
+  /** The reader's warnings (as validateMemBundle reports them), then those of putting extensions back. */
+  readonly bundleWarnings: readonly MemProblem[]
+  readonly extensionWarnings: readonly MemProblem[]
+}
+
+/**
+ * Reads a `.mem` bundle as `importMem` does and checks every record as the merge will write it
+ * (`cairn validate` runs this too, so a bundle it passes imports).
+ * @throws what readMemBundle throws; InputError naming the file and field of a record no store would take
+ */
+export async function readMemImport(dir: string, readOptions: ReadOptions = {}): Promise<MemImportPlan> {
+  const { manifest, content, warnings: bundleWarnings } = await readMemBundle(dir, readOptions)
+  // Checked whole before anything is written, like the rest of the bundle.
+  const { [CAIRN_EXTENSIONS_KIND]: extensionLines, ...passthroughKinds } = content.passthrough
+  const extensions = readExtensionLines(extensionLines ?? [])
+  const { records, warnings: recordWarnings } = withExtensions(content.records, extensions.byId)
+  // Every record is checked as the merge will write it before anything is written, tombstones
+  // included: the codec's checks are the format's, not all of what a record must be here.
+  checkRecordsWritable(records, (kind: RecordKind) => ({ file: kindFilePath(kind) }), { uniqueIds: true })
+  return { manifest, content, records, passthroughKinds, bundleWarnings, extensionWarnings: [...extensions.warnings, ...recordWarnings] }
 }
 
 /** The bundle's records with the extension fields of `items/cairnExtensions.jsonl` put back. */

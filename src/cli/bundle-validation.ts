@@ -17,7 +17,8 @@ import {
   CairnError, decodePam, MAX_PAM_BYTES, PAM_MAGIC, PAM_PHASE_NAMES, readLogSnapshot, shortId, validateMemBundle, verifyLogSnapshot, verifyPam,
   type BundleFormat, type JsonValue, type PamArtifact, type VerifyReport,
 } from '../index.js'
-import { CAIRN_EXTENSIONS_FILE, CAIRN_EXTENSIONS_KIND, readExtensionLines } from '../bundle/cairn-extensions.js'
+import { CAIRN_EXTENSIONS_KIND } from '../bundle/cairn-extensions.js'
+import { readMemImport } from '../bundle/mem-import.js'
 import type { MemProblem } from '../bundle/mem/index.js'
 import { COUNT_KEY_AUDIT, COUNT_KEY_PROVENANCE_EDGE, COUNT_KEY_TOMBSTONE } from '../bundle/mem/layout.js'
 import { isRecordKind } from '../projection/index.js'
@@ -45,7 +46,7 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
     onProgress: progress.phase({ label: 'checking', unit: 'bytes' }),
   })
   const manifest = report.manifest
-  const extensions = report.valid && (manifest?.counts[CAIRN_EXTENSIONS_KIND] ?? 0) > 0 ? await checkExtensions(bundle) : { problems: [], warnings: [] }
+  const extensions = report.valid ? await checkImportable(bundle, trustedKeys, progress) : { problems: [], warnings: [] }
   const held = heldBy(manifest?.counts ?? {})
   // Cairn's extension lines are fields of the records counted, so the summary leaves them out.
   const extras = ([[held.tombstones, 'tombstone'], [held.auditRows, 'audit row'], [held.provenanceEdges, 'provenance edge'], [held.vendorLines, 'vendor line']] as const)
@@ -93,13 +94,18 @@ function heldBy(counts: Readonly<Record<string, number>>): HeldLines {
   return held
 }
 
-/** Cairn's extensions file of a `.mem` bundle whose bytes already checked out, as import reads it. */
-async function checkExtensions(bundle: BundlePath): Promise<{ problems: BundleProblem[]; warnings: MemProblem[] }> {
-  const text = await fs.readFile(path.join(bundle.resolved, ...CAIRN_EXTENSIONS_FILE.split('/')), 'utf8')
-  // Lines as the codec hands an unknown kind's lines over: empty ones dropped.
-  const lines = text.split('\n').filter((line) => line !== '')
+/**
+ * A `.mem` bundle whose bytes already checked out, read as import reads it: Cairn's extensions
+ * put back and every record checked as the merge would write it, so a bundle `validate` passes
+ * imports. The first record refused is the problem (import stops there too).
+ */
+async function checkImportable(bundle: BundlePath, trustedKeys: readonly string[], progress: BundleProgress): Promise<{ problems: BundleProblem[]; warnings: MemProblem[] }> {
   try {
-    return { problems: [], warnings: [...readExtensionLines(lines).warnings] }
+    const plan = await readMemImport(bundle.resolved, {
+      ...(trustedKeys.length > 0 ? { trustedKeys } : {}),
+      onProgress: progress.phase({ label: 'reading records', unit: 'bytes' }),
+    })
+    return { problems: [], warnings: [...plan.extensionWarnings] }
   } catch (error) {
     if (!(error instanceof CairnError)) throw error
     const { file, line, field } = error.where

@@ -14,6 +14,8 @@ import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
 import { InputError, StorageError } from '../../src/errors.js'
 import { editFile, editManifest, FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
+import { validateBundle } from '../../src/cli/bundle-validation.js'
+import { BundleProgress } from '../../src/cli/bundle-progress.js'
 import { rejection } from '../helpers/error-code.js'
 import { zipArchive } from '../helpers/zip-writer.js'
 
@@ -466,6 +468,10 @@ describe('import refuses bad bundles before writing anything', () => {
       expect(error.code, code).toBe(code)
       expect(error.where.field, code).toBe(field)
       expect(target.versionVector()).toEqual(before)
+      // `cairn validate` reads the bundle as import does: it does not pass what import refuses.
+      const validation = await validateBundle({ given: copy, resolved: copy }, 'mem', [], new BundleProgress('validate', { write: () => Promise.resolve() }, new ManualClock(0)))
+      expect(validation.valid, code).toBe(false)
+      expect(validation.problems, code).toEqual([expect.objectContaining({ code, path: `$.${field}` })])
     }
   })
 

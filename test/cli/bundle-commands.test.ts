@@ -379,7 +379,8 @@ describe('cairn import --from', () => {
     expect(stored.map((record) => record.details)).toContain('Prefers oat milk in coffee ☕ and no sugar')
 
     const again = JSON.parse(ok(await run(['import', MEM0_SAMPLE, '--from', 'mem0', '--dir', home.dir, '--json'])).stdout) as Json
-    expect(again).toMatchObject({ format: 'source', source: 'mem0', unchanged: stored.length })
+    // One of the sample's memories expired at the end of 2025: imported, but hidden from queries.
+    expect(again).toMatchObject({ format: 'source', source: 'mem0', unchanged: stored.length + 1 })
     expect(again.imported).toEqual({})
   })
 

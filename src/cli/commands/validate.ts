@@ -52,7 +52,8 @@ export const validateCommand = defineOperandCommand({
 Checks the bundle at <path> as \`cairn import\` would, without a home and without writing
 anything. The format is detected as import detects it, or given with --format.
   mem  the manifest, every file's size and checksum, CHECKSUMS, every line of every file,
-       and, with --trusted-key, a manifest signature by one of the keys
+       with --trusted-key a manifest signature by one of the keys, then every record as
+       the import would write it (ids, fields, repeated ids), so what passes imports
   log  every event: its id, body, chain, signature, clock and grants, replayed in a scratch store
   pam  its structure, then the three phases: entry hashes, the provenance DAG, and the root
        hash and signature, which must verify under a --trusted-key (the PAM spec accepts no
