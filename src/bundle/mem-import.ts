@@ -61,12 +61,23 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
   let passthrough = 0
   const kept = await memory.foreignLines()
   for (const [kind, lines] of Object.entries(passthroughKinds)) {
-    const have = new Set(kept[kind] ?? [])
-    const fresh = lines.filter((line) => !have.has(line))
-    if (fresh.length > 0) await memory.rememberForeign(kind, fresh)
-    passthrough += fresh.length
+    // A file may repeat a line: each copy counts. Every copy of a text that has new copies is
+    // sent, so rememberForeign numbers them as the bundle holds them and the held ones change nothing.
+    const held = copiesOf(kept[kind] ?? [])
+    const given = copiesOf(lines)
+    const growing = new Set([...given].filter(([line, count]) => count > (held.get(line) ?? 0)).map(([line]) => line))
+    if (growing.size === 0) continue
+    await memory.rememberForeign(kind, lines.filter((line) => growing.has(line)))
+    for (const line of growing) passthrough += (given.get(line) as number) - (held.get(line) ?? 0)
   }
   return { manifest, ...merged, tombstones, passthrough, warnings }
+}
+
+/** How many times each line occurs. */
+function copiesOf(lines: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const line of lines) counts.set(line, (counts.get(line) ?? 0) + 1)
+  return counts
 }
 
 /** A `.mem` bundle read and checked as an import writes it, before anything is written. */

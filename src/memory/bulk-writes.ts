@@ -58,18 +58,30 @@ export async function rememberForeign(core: MemoryCore, kind: string, lines: rea
   if (name === CAIRN_EXTENSIONS_KIND) throw new InputError('RESERVED_KIND', `${name} is written by Cairn's export from the records' tags and contextID`, { field: 'kind' })
   const list = assertArray(lines, 'lines').map((line, i) => assertString(line, `lines[${i}]`))
   const entries: Entry[] = []
+  // Each line is numbered as the nth copy of its text in `lines`: a repeated line is kept as
+  // often as it is given, and giving the same lines again stores nothing new.
+  const seen = new Map<string, number>()
   let chunk: string[] = []
+  let copies: number[] = []
   let size = 0
-  for (const line of list) {
-    if (chunk.length > 0 && size + line.length > FOREIGN_CHUNK_BYTES) {
-      entries.push({ op: MEMORY_OPS.foreign, data: { kind: name, lines: chunk } })
-      chunk = []
-      size = 0
-    }
-    chunk.push(line)
-    size += line.length + 8
+  const flush = (): void => {
+    const data: Record<string, JsonValue> = { kind: name, lines: chunk }
+    if (copies.some((n) => n > 0)) data.copies = copies
+    entries.push({ op: MEMORY_OPS.foreign, data })
+    chunk = []
+    copies = []
+    size = 0
   }
-  if (chunk.length > 0) entries.push({ op: MEMORY_OPS.foreign, data: { kind: name, lines: chunk } })
+  for (const line of list) {
+    if (chunk.length > 0 && size + line.length > FOREIGN_CHUNK_BYTES) flush()
+    const copy = seen.get(line) ?? 0
+    seen.set(line, copy + 1)
+    chunk.push(line)
+    copies.push(copy)
+    // The line's quotes and comma, and its copy number with a comma when copies are listed.
+    size += line.length + 8 + String(copy).length + 1
+  }
+  if (chunk.length > 0) flush()
   if (entries.length > 0) await core.append(entries)
 }
 

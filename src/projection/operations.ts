@@ -8,6 +8,8 @@
  *   memory.supersede  { kind, id, by, at, validFrom, confidence, source }
  *   memory.delete     { kind, id, tombstone, derived: [{ kind, id }] }
  *   memory.redact     { kind, id, tombstone, skeleton, derived: [] }
+ *   memory.foreign    { kind, lines: [line], copies?: [n] } (lines of an unknown kind; copies:
+ *                     which copy of its text each line is, 0 when absent)
  *
  * Bodies from other replicas are untrusted (any granted writer can put anything in a signed
  * event), so decoding validates every field and returns undefined for anything malformed: the
@@ -32,6 +34,8 @@ export const MEMORY_OPS = {
 export interface ForeignLines {
   readonly kind: string
   readonly lines: readonly string[]
+  /** Per line: which copy of that text it is, in the bundle it came from (a file may repeat a line). */
+  readonly copies: readonly number[]
 }
 
 /** Reads a `memory.foreign` body: `{ kind, lines }` with an unknown kind and string lines. */
@@ -45,7 +49,9 @@ export function decodeForeignLines(body: EventBody): ForeignLines | undefined {
   const data = body.data
   if (!isObject(data) || typeof data.kind !== 'string' || data.kind.length === 0 || isRecordKind(data.kind)) return undefined
   if (!isStringArray(data.lines)) return undefined
-  return { kind: data.kind, lines: data.lines }
+  const copies = data.copies === undefined ? data.lines.map(() => 0) : data.copies
+  if (!Array.isArray(copies) || copies.length !== data.lines.length || !copies.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) return undefined
+  return { kind: data.kind, lines: data.lines, copies: copies as number[] }
 }
 
 export interface DerivedRecord {

@@ -264,7 +264,10 @@ export class ProjectionBatch {
       const foreign = event.body ? decodeForeignLines(event.body) : undefined
       if (!foreign) continue
       foreign.lines.forEach((line, index) => {
-        const key = this.keys.foreign(foreign.kind, createHash('sha256').update(line).digest('hex'))
+        // The first copy of a text keeps the plain key (stores from before copies were counted).
+        const hash = createHash('sha256').update(line).digest('hex')
+        const copy = foreign.copies[index] as number
+        const key = this.keys.foreign(foreign.kind, copy === 0 ? hash : `${hash}.${copy}`)
         if (!pending.has(key) && !this.foreignKept.has(key)) pending.set(key, { key, value: encodeJson([event.local, index, line]) })
       })
     }

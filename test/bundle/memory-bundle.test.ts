@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { validateMemBundle } from '../../src/bundle/mem/index.js'
 import { verifyLogSnapshot } from '../../src/bundle/log-snapshot.js'
 import { ManualClock } from '../../src/log/clock.js'
+import { openReplicas } from '../helpers/memory-replicas.js'
 import { Memory } from '../../src/memory/index.js'
 import { InputError, StorageError } from '../../src/errors.js'
 import { editFile, editManifest, FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
@@ -473,6 +474,27 @@ describe('import refuses bad bundles before writing anything', () => {
       expect(validation.valid, code).toBe(false)
       expect(validation.problems, code).toEqual([expect.objectContaining({ code, path: `$.${field}` })])
     }
+  })
+
+  it('keeps every copy of a repeated vendor line, counts only new copies, and exports them all again', async () => {
+    const source = await open()
+    await source.rememberForeign('vendorThing', ['{"a":1}', '{"b":2}', '{"a":1}'])
+    const dir = tempBundlePath()
+    await source.export(dir)
+    expect(read(dir, 'items/vendorThing.jsonl')).toBe('{"a":1}\n{"b":2}\n{"a":1}\n')
+    const { memories } = await openReplicas(2)
+    opened.push(...memories)
+    const [target, other] = memories as [Memory, Memory]
+    expect((await target.import(dir)).passthrough).toBe(3)
+    expect((await target.import(dir)).passthrough).toBe(0)
+    // A bundle with one more copy adds one line.
+    rewriteLines(dir, 'items/vendorThing.jsonl', (rows) => [...rows, '{"a":1}'])
+    expect((await target.import(dir)).passthrough).toBe(1)
+    expect(((await target.foreignLines()).vendorThing ?? []).sort()).toEqual(['{"a":1}', '{"a":1}', '{"a":1}', '{"b":2}'])
+    // A replica that imported the same bundle on its own holds the same lines once they sync.
+    await other.import(dir)
+    await target.ingest(await other.events(target.versionVector()))
+    expect(((await target.foreignLines()).vendorThing ?? []).length).toBe(4)
   })
 
   it('importing again writes nothing, for timestamps with fractions or offsets, and sets and maps the merge already holds', async () => {
