@@ -75,8 +75,8 @@ export function countFlag(value: string, flag: string): number {
 
 /**
  * A recorded time from `--as-of`. Digits are ms since the epoch. An RFC 3339 time with a
- * fraction is read to the millisecond here, because the engine reads strings to the second
- * (and counts the whole second); one without a fraction goes to the engine as it is.
+ * fraction is read to the millisecond (as the engine reads one); one without a fraction goes to
+ * the engine as it is, which counts the whole second.
  */
 export function asOfFlag(value: string): number | string {
   if (/^\d{1,16}$/.test(value)) return Number(value)

@@ -129,7 +129,9 @@ export async function planForget(storage: LogStorage, keys: ProjectionKeys, targ
   const links = new Set<string>()
   for (const episode of episodes) {
     for (const view of await reader.referring(episode.id)) {
-      if (view.kind === 'fact' && view.episodeID === episode.id) take(view)
+      // A fact names an episode only as its parent: the one it shows, or one an earlier write of
+      // the same id named (RecordState.otherParents), which deletes it just the same.
+      if (view.kind === 'fact') take(view)
       if (view.kind === 'episodeLink') links.add(view.id)
       if (view.kind === 'edge' && Array.isArray(view.evidenceEpisodeIDs) && view.evidenceEpisodeIDs.length > 0 &&
         view.evidenceEpisodeIDs.every((id) => typeof id === 'string' && goingEpisodes.has(id))) {
@@ -154,7 +156,7 @@ export async function planForget(storage: LogStorage, keys: ProjectionKeys, targ
   for (const owner of [...going.values()]) {
     if (owner.kind !== 'resource' && owner.kind !== 'entity') continue
     for (const view of await reader.referring(owner.id)) {
-      if (owner.kind === 'resource' && view.kind === 'chunk' && view.resourceID === owner.id) take(view)
+      if (owner.kind === 'resource' && view.kind === 'chunk') take(view)
       if (owner.kind === 'entity' && view.kind === 'edge') take(view)
     }
   }

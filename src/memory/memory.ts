@@ -230,9 +230,13 @@ export class Memory {
     const spec = kindSpec(old.kind)
     if (!spec.validTime) throw new InputError('NOT_TEMPORAL', `${old.kind} records are not bi-temporal; use update`, { field: 'id' })
     const raw = assertOptions(options, ['validFrom', 'source'], 'options')
-    const validFrom = raw.validFrom === undefined ? formatTimestamp(this.core.now()) : normalizeTimestamp(raw.validFrom, 'options.validFrom')
-    // The old version's tValidTo becomes validFrom: it may not end before it began.
+    // The old version's tValidTo becomes validFrom: it may not end before it began. By default
+    // the replacement takes over now, or when the old version began if that is later (a clock
+    // ahead of this one wrote it).
     const began = old[spec.validTime.from]
+    const now = formatTimestamp(this.core.now())
+    const validFrom = raw.validFrom !== undefined ? normalizeTimestamp(raw.validFrom, 'options.validFrom')
+      : typeof began === 'string' && Date.parse(began) > Date.parse(now) ? began : now
     if (typeof began === 'string' && Date.parse(validFrom) < Date.parse(began)) {
       throw new InputError('OUT_OF_RANGE', `${validFrom} is before ${id} became valid (${began}); a replacement cannot take over earlier`, { field: 'options.validFrom' })
     }
@@ -266,7 +270,8 @@ export class Memory {
   /**
    * What deleting `id` would take with it here: the records derived only from it (facts of an
    * episode, edges whose only evidence it is, entities left with no edge, chunks of a resource,
-   * edges of an entity). Empty for a record this replica does not show.
+   * edges of an entity, episodes derived only from it, records only it lists in
+   * `metadata.cairn_derived`; forget-plan.ts). Empty for a record this replica does not show.
    */
   async forgetReach(id: string): Promise<{ readonly kind: RecordKind; readonly id: string }[]> {
     await this.core.settled()
@@ -424,9 +429,11 @@ export class Memory {
   }
 
   /**
-   * Ids of the records that name `id` in a parent or reference field (a chunk its resource, a
-   * fact its episode, an edge its entities and evidence…), from the reference index. A deleted
-   * or redacted record names nothing any more, so it is not listed; `lookup` tells what each
+   * Ids of the records that name `id`, from the reference index: in a parent or reference field
+   * (a chunk its resource, a fact its episode, an edge its entities and evidence…, including a
+   * parent an earlier write named), an old version its successors, an episode what its
+   * `cairn_derived` lists. A deleted record names nothing any more, so it is not listed; a
+   * redacted one still names its parents (its skeleton keeps them). `lookup` tells what each
    * listed id shows. The order is the index's, not a sort by id.
    */
   async referrers(id: string): Promise<string[]> {

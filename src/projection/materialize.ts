@@ -34,15 +34,32 @@ export const REFERENCE_SETS: Readonly<Record<string, RecordKind>> = {
 
 /**
  * Every parent a record has named: what its parent fields hold now, and ids they held before
- * another write won them (`otherParents`). Deleting any of them deletes the record.
+ * another write won them (`otherParents`). Deleting any of them deletes the record. A redacted
+ * record's parents are in its skeleton (redaction keeps structural ids), so it is deleted with
+ * its parent like any other: which of the two a replica saw first must not matter.
  */
 export function parentIds(state: RecordState): string[] {
   const out: string[] = []
-  for (const parent of kindSpec(state.kind as RecordKind).parents) {
-    const value = state.registers[parent.field]?.value
+  const skeleton = state.tombstone?.op === 'redact' ? state.tombstone.skeleton ?? {} : undefined
+  for (const field of kindSpec(state.kind as RecordKind).parentFields) {
+    const value = skeleton ? (Object.hasOwn(skeleton, field) ? skeleton[field] : undefined) : state.registers[field]?.value
     if (typeof value === 'string') out.push(value)
   }
   if (state.otherParents) out.push(...state.otherParents)
+  return out
+}
+
+/**
+ * The ids a record's view depends on (whether each is deleted): its parents, the members of its
+ * reference sets, and its successors. What a projection batch reads before materializing.
+ */
+export function dependencyIds(state: RecordState): string[] {
+  const out = parentIds(state)
+  for (const supersession of state.supersessions) out.push(supersession.by)
+  for (const field of Object.keys(REFERENCE_SETS)) {
+    const set = state.sets[field]
+    if (set) out.push(...Object.keys(set))
+  }
   return out
 }
 
@@ -61,19 +78,14 @@ export function derivedListIds(value: unknown): string[] {
 }
 
 /**
- * The ids a record names: its parents, referenced sets, successors, and the records an episode
+ * The ids a record names: what its view depends on (dependencyIds), and the records an episode
  * lists as derived from it (`metadata.cairn_derived`). The reference index (q:r) holds them, so
- * a deletion finds what names the deleted id.
+ * a deletion, or a forget's plan, finds what names an id.
  */
 export function referencedIds(state: RecordState): string[] {
-  const out = parentIds(state)
-  for (const supersession of state.supersessions) out.push(supersession.by)
+  const out = dependencyIds(state)
   const metadata = state.maps.metadata
   if (metadata && Object.hasOwn(metadata, DERIVED_LIST_KEY)) out.push(...derivedListIds(metadata[DERIVED_LIST_KEY]?.value))
-  for (const field of Object.keys(REFERENCE_SETS)) {
-    const set = state.sets[field]
-    if (set) out.push(...Object.keys(set))
-  }
   return out
 }
 

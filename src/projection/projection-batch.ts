@@ -2,7 +2,8 @@
  * Applies a run of log events to the projection in one atomic write. For each event: decode its
  * memory operation, fold it into the record's merge state, note it in the record's history. Then
  * close deletion over references (a record whose parent is deleted is deleted too, with a derived
- * tombstone, so its content is purged and its bodies erased wherever it arrives), and for every
+ * tombstone: its content is purged from the projection, and its bodies are kept hidden until an
+ * event names the record, see keepsInferredBodies), and for every
  * record whose state or references changed, diff the old view against the new one to update
  * the indexes, the full-text index and the as-of versions.
  *
@@ -13,7 +14,7 @@ import { applyRecordOperation, emptyRecordState, type RecordState, type Tombston
 import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
 import { fieldOf, kindSpec, type RecordKind } from './kinds.js'
-import { materialize, parentIds, referencedIds, type Materialized, type RecordView } from './materialize.js'
+import { dependencyIds, materialize, parentIds, referencedIds, type Materialized, type RecordView } from './materialize.js'
 import type { RecordCache } from './record-cache.js'
 import { createHash } from 'node:crypto'
 import { decodeForeignLines, decodeMemoryOperation, type MemoryOperation } from './operations.js'
@@ -77,6 +78,21 @@ function keepsInferredBodies(state: RecordState): boolean {
   const spec = kindSpec(state.kind as RecordKind)
   if (spec.parents.length === 0 || spec.keyFields !== undefined) return false
   return state.tombstone === undefined || state.tombstone.inferred === true
+}
+
+/**
+ * Whether a record's deletion must be kept apart (q:z) for a rebuild: inferred from a parent and
+ * its bodies erased, so no event in the log shows it. Every other deletion is replayed from the
+ * log in the run where it fell; starting such a record deleted would change the as-of versions
+ * of records that depend on it (an old version's successor, say).
+ */
+function needsKeeping(state: RecordState): boolean {
+  return state.tombstone?.op === 'delete' && state.tombstone.inferred === true && !keepsInferredBodies(state)
+}
+
+/** Whether a record is deleted and keeps the bodies of its content all the same (keepsInferredBodies). */
+export function keepsDeletedBodies(state: RecordState): boolean {
+  return isDeleted(state) && keepsInferredBodies(state)
 }
 
 /** What a record's deletion did to its bodies: none yet, kept (inferred), or erased. */
@@ -221,7 +237,8 @@ export class ProjectionBatch {
    */
   async restart(ids: readonly string[]): Promise<void> {
     await this.load(ids)
-    // A record deleted through its parent starts from that deletion: the log cannot show it.
+    // A record deleted through its parent, its bodies erased, starts from that deletion: the log
+    // cannot show it (q:z; a store from before it was kept was given its q:z when rebuilt on open).
     const kept = await this.storage.getMany(ids.map((id) => this.keys.derivedDeletion(id)))
     for (const [i, id] of ids.entries()) {
       const stored = this.original.get(id)
@@ -229,10 +246,11 @@ export class ProjectionBatch {
       for (const prefix of [this.keys.historyPrefix(id), this.keys.versionPrefix(id)]) {
         for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) this.writes.push({ type: 'del', key })
       }
-      // (A store from before q:z was kept holds the derived tombstone in the state alone.)
       const deletion = kept[i]
-      const start = deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : stored.tombstone?.derivedFrom !== undefined ? stored : emptyRecordState(id, stored.kind)
+      const start = deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : emptyRecordState(id, stored.kind)
       this.put(id, start)
+      // Its history is written again from the start: a deletion the replay reaches marks it anew.
+      this.deletedBefore.set(id, deletionBodies(start))
       // Sealed with the first run whose events touch it, or at the end if none does: not in
       // whatever run the batch stands in now, which would leave a version there.
       this.runTouched.delete(id)
@@ -338,7 +356,7 @@ export class ProjectionBatch {
       const parentsOf = new Map<string, string[]>()
       for (const id of frontier) {
         const state = this.loaded.get(id)
-        if (!state || state.tombstone) continue
+        if (!state || isDeleted(state)) continue
         const parents = parentIds(state)
         if (parents.length > 0) parentsOf.set(id, parents)
       }
@@ -383,7 +401,7 @@ export class ProjectionBatch {
     for (const id of this.referencesStale) {
       for (const target of this.referencesOf.get(id) ?? []) this.referrersOf.get(target)?.delete(id)
       const state = this.loaded.get(id)
-      const targets = state ? referencedIds(state) : []
+      const targets = state ? dependencyIds(state) : []
       this.referencesOf.set(id, targets)
       for (const target of targets) {
         const set = this.referrersOf.get(target)
@@ -403,7 +421,7 @@ export class ProjectionBatch {
     this.runChanged.clear()
     await this.load(touched.flatMap((id) => {
       const state = this.loaded.get(id)
-      return state ? referencedIds(state) : []
+      return state ? dependencyIds(state) : []
     }))
     const unseen = touched.filter((id) => !this.views.has(id))
     const stored = await this.storage.getMany(unseen.map((id) => this.keys.view(id)))
@@ -461,8 +479,9 @@ export class ProjectionBatch {
       if (this.changed.has(id)) {
         const encoded = isBlank(state) ? undefined : encodeState(state)
         this.writes.push(encoded ? { type: 'put', key: this.keys.state(id), value: encoded } : { type: 'del', key: this.keys.state(id) })
-        // A derived tombstone is kept apart too, so a rebuild can start from it (projection-keys.ts, q:z).
-        if (encoded && state.tombstone?.derivedFrom !== undefined) this.writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value: encoded })
+        // A deletion the log cannot show is kept apart too, so a rebuild can start from it
+        // (projection-keys.ts, q:z): one inferred from a parent whose bodies were erased (a link).
+        if (encoded && needsKeeping(state)) this.writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value: encoded })
       }
       this.diffReferences(id, before, state)
       this.writeConflict(id, sealed, before)

@@ -53,6 +53,8 @@ export interface ProjectionMeta {
   readonly withdrawing?: { readonly ids: readonly string[]; readonly keep?: string }
   /** What the stored projection holds (PROJECTION_LAYOUT); absent before layouts were numbered (1). */
   readonly layout?: number
+  /** Set while a rebuild is under way: the layout the store had before it (Projection.rebuild). */
+  readonly rebuilding?: number
 }
 
 /**
@@ -75,6 +77,7 @@ export function decodeMeta(bytes: Uint8Array | undefined): ProjectionMeta {
     ...(value.views !== undefined ? { views: value.views } : {}),
     ...(value.withdrawing ? { withdrawing: value.withdrawing } : {}),
     ...(value.layout !== undefined ? { layout: value.layout } : {}),
+    ...(value.rebuilding !== undefined ? { rebuilding: value.rebuilding } : {}),
   }
 }
 

@@ -16,9 +16,9 @@
  *   q:x:…                   the full-text index (text-index.ts)
  *   q:F:<kind>:<sha256>     a line of an unknown record kind, kept verbatim, with its first-seen order
  *                           (`<sha256>.<n>` for the nth further copy of the same text)
- *   q:z:<id>                the state of a record deleted with a derived tombstone, kept through rebuilds:
- *                           a record deleted because its parent was (closeDeletions) loses the content that
- *                           named the parent, so the log alone could not show it is deleted
+ *   q:z:<id>                the state of a record deleted because its parent was and whose bodies were
+ *                           erased (a link; any such record in a store from before layout 2), kept through
+ *                           rebuilds: the log alone could not show it is deleted
  *
  * Index keys embed values (kinds, tags, contexts) verbatim; a separator ':' in a value would
  * blur boundaries, so values are escaped (escapeKeyPart).

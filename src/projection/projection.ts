@@ -10,7 +10,7 @@ import type { EventId, LogEvent, SpaceLog } from '../log/index.js'
 import type { LogStorage, StorageWrite } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
-import { FULL_FEATURES, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
+import { FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
 import { decodeJson, decodeMeta, decodeState, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
 import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS } from './operations.js'
@@ -77,8 +77,9 @@ export class Projection {
   static async open(storage: LogStorage, log: SpaceLog, features: ProjectionFeatures = FULL_FEATURES): Promise<Projection> {
     const projection = new Projection(storage, log, features)
     projection.meta = decodeMeta(await storage.get(projection.keys.meta))
-    // Written by an older version: what it stored is not what this one reads (PROJECTION_LAYOUT).
-    if ((projection.meta.layout ?? 1) < PROJECTION_LAYOUT) await projection.rebuild()
+    // Written by an older version (what it stored is not what this one reads, PROJECTION_LAYOUT),
+    // or a rebuild that did not finish.
+    if ((projection.meta.layout ?? 1) < PROJECTION_LAYOUT || projection.meta.rebuilding !== undefined) await projection.rebuild()
     if (!features.onDemand) {
       await projection.catchUp()
       await projection.resume()
@@ -259,7 +260,8 @@ export class Projection {
   /**
    * Bodies that arrived after their headers were applied (a header-only copy filled in by a peer
    * that had the body: a record that came into a scoped reader's scope, say). Content for a
-   * deleted or redacted record is erased at once, as it would have been had it come first.
+   * deleted or redacted record is erased at once, as it would have been had it come first (one
+   * for a record deleted through its parent is kept, as it would have been: replayed).
    * Anything else must take its place in the causal order of its record, so the records it
    * touches are replayed (replayRecords); a line of an unknown kind rebuilds the projection.
    * @returns the records replayed
@@ -279,8 +281,9 @@ export class Projection {
           continue
         }
         const bytes = await this.storage.get(this.keys.state(decoded.id))
-        const tombstoned = bytes !== undefined && decodeState(bytes, this.keys.state(decoded.id)).tombstone !== undefined
-        if (tombstoned && decoded.operation.type !== 'tombstone') erase.push(id)
+        const state = bytes === undefined ? undefined : decodeState(bytes, this.keys.state(decoded.id))
+        // A deletion found through a parent keeps its bodies (keepsDeletedBodies): replayed, not erased.
+        if (state?.tombstone !== undefined && decoded.operation.type !== 'tombstone' && !keepsDeletedBodies(state)) erase.push(id)
         else {
           records.add(decoded.id)
           for (const derived of decoded.derived ?? []) records.add(derived.id)
@@ -410,9 +413,11 @@ export class Projection {
   }
 
   /**
-   * Drops the projection and applies the log again from its first event. Records deleted through
-   * their parents (q:z, projection-keys.ts) are kept and start from their deletion: the content
-   * that named the parent is erased, so the log alone cannot show they are deleted.
+   * Drops the projection and applies the log again from its first event (not on demand: a relay
+   * applies when something reads). Records deleted through their parents with their bodies
+   * erased (q:z, projection-keys.ts) are kept and start from their deletion: the log alone
+   * cannot show they are deleted. The meta names the rebuild until it is done, so a crash part
+   * way is rebuilt again on the next open.
    */
   rebuild(): Promise<void> {
     return this.mutex.run(async () => {
@@ -425,16 +430,23 @@ export class Projection {
           writes = []
         }
       }
-      // A store from before q:z was kept has its derived tombstones in the states alone: keep them too.
-      for await (const [key, value] of this.storage.entries({ gte: this.keys.statePrefix, lt: this.keys.end(this.keys.statePrefix) })) {
-        if (decodeState(value, key).tombstone?.derivedFrom === undefined) continue
-        const id = unescapeKeyPart(key.slice(this.keys.statePrefix.length))
-        if ((await this.storage.get(this.keys.derivedDeletion(id))) === undefined) writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value })
+      // The meta names the rebuild until it is stored: a crash part way leaves a store the next
+      // open rebuilds again, never half-dropped states it would apply the log on top of.
+      const from = this.meta.rebuilding ?? this.meta.layout ?? 1
+      await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta({ ...this.meta, rebuilding: from }) }])
+      // Written before layout 2, a store erased the bodies of every deletion found through a
+      // parent and holds those deletions in the states alone (or in q:z): keep them all.
+      if (from < 2) {
+        for await (const [key, value] of this.storage.entries({ gte: this.keys.statePrefix, lt: this.keys.end(this.keys.statePrefix) })) {
+          if (decodeState(value, key).tombstone?.derivedFrom === undefined) continue
+          const id = unescapeKeyPart(key.slice(this.keys.statePrefix.length))
+          if ((await this.storage.get(this.keys.derivedDeletion(id))) === undefined) writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value })
+        }
+        await this.storage.write(writes)
+        writes = []
       }
-      await this.storage.write(writes)
-      writes = []
       for await (const key of this.storage.keys({ gte: this.keys.root, lt: end })) {
-        if (key.startsWith(kept)) continue
+        if (key.startsWith(kept) || key === this.keys.meta) continue
         writes.push({ type: 'del', key })
         await flush()
       }
@@ -448,7 +460,9 @@ export class Projection {
       // A withdrawal under way stays named: its own replay, still to come, ends it.
       const { withdrawing } = this.meta
       this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, views: 0, layout: PROJECTION_LAYOUT, ...(withdrawing ? { withdrawing } : {}) }
-    }).then(() => this.catchUp().then(() => undefined))
+      await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
+      // On demand (a relay), records are applied when something reads them, not now.
+    }).then(() => (this.features.onDemand ? undefined : this.catchUp().then(() => undefined)))
   }
 
   /**

@@ -13,9 +13,20 @@ import type { RecordFilter } from './projection-reader.js'
 const SCOPE_LENGTH = 16
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
-/** What a cursor is bound to: the filter (members left undefined do not count), the as-of time and the index walked. */
+/** A list as a set: sorted, each member once (the order a caller lists kinds or tags in means nothing). */
+function asSet(value: string | readonly string[] | undefined): string[] | undefined {
+  if (value === undefined) return undefined
+  return [...new Set(typeof value === 'string' ? [value] : value)].sort()
+}
+
+/**
+ * What a cursor is bound to: the filter (members left undefined do not count, lists compared as
+ * sets), the as-of time and the index walked.
+ */
 export function queryScope(filter: RecordFilter, asOfMs: number | undefined, prefix: string): string {
-  const query = JSON.parse(JSON.stringify({ filter, asOfMs: asOfMs ?? null, prefix })) as JsonValue
+  const tags = filter.tags === undefined ? undefined : { any: asSet(filter.tags.any), all: asSet(filter.tags.all), none: asSet(filter.tags.none) }
+  const normal = { ...filter, kind: asSet(filter.kind), tags }
+  const query = JSON.parse(JSON.stringify({ filter: normal, asOfMs: asOfMs ?? null, prefix })) as JsonValue
   return createHash('sha256').update(canonicalJson(query)).digest('hex').slice(0, SCOPE_LENGTH)
 }
 

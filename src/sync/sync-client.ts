@@ -10,7 +10,7 @@
 import WebSocket from 'ws'
 import { assertBoolean, assertInteger, assertNonEmptyString, assertOptions } from '../assert.js'
 import { decodeToken, hasPermission } from '../auth/index.js'
-import { AuthError, CairnError, ProtocolError, VerifyError } from '../errors.js'
+import { AuthError, CairnError, InputError, ProtocolError, VerifyError } from '../errors.js'
 import { canonicalJson, type JsonValue } from '../log/index.js'
 import { Listeners } from '../log/listeners.js'
 import type { Memory } from '../memory/index.js'
@@ -52,14 +52,20 @@ export function readSyncOptions(value: unknown): SyncOptions {
   const raw = assertOptions(value, ['token', 'live', 'relayKey', 'initialDelayMs', 'maxDelayMs', 'handshakeTimeoutMs'], 'options')
   const delay = (name: 'initialDelayMs' | 'maxDelayMs' | 'handshakeTimeoutMs', min: number): { [key: string]: number } =>
     raw[name] === undefined ? {} : { [name]: assertInteger(raw[name], `options.${name}`, min, MAX_DELAY_MS) }
-  return {
+  const options: SyncOptions = {
     ...(raw.token !== undefined ? { token: assertNonEmptyString(raw.token, 'options.token') } : {}),
     ...(raw.live !== undefined ? { live: assertBoolean(raw.live, 'options.live') } : {}),
     ...(raw.relayKey !== undefined ? { relayKey: assertNonEmptyString(raw.relayKey, 'options.relayKey') } : {}),
-    ...delay('initialDelayMs', 0),
+    // The backoff doubles from the first delay: 0 would retry at once, for ever.
+    ...delay('initialDelayMs', 1),
     ...delay('maxDelayMs', 1),
     ...delay('handshakeTimeoutMs', 1),
   }
+  const { initialDelayMs, maxDelayMs } = options
+  if (initialDelayMs !== undefined && maxDelayMs !== undefined && initialDelayMs > maxDelayMs) {
+    throw new InputError('OUT_OF_RANGE', `initialDelayMs ${initialDelayMs} is above maxDelayMs ${maxDelayMs}`, { field: 'options.initialDelayMs' })
+  }
+  return options
 }
 
 export interface SyncClientEvents {

@@ -6,7 +6,17 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Memory } from '../../src/memory/index.js'
+import type { EventEnvelope } from '../../src/log/index.js'
 import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
+
+/** Every projection key and value but the meta (which holds the rebuild's run positions). */
+async function projectionDump(memory: Memory): Promise<string> {
+  const storage = (memory.log as unknown as { storage: { entries(range: object): AsyncIterable<[string, Uint8Array]> } }).storage
+  const root = `${memory.space}:q:`
+  const rows: string[] = []
+  for await (const [key, value] of storage.entries({ gte: root, lt: `${root}\uffff` })) if (key !== `${root}m`) rows.push(`${key}=${Buffer.from(value).toString('hex')}`)
+  return rows.join('\n')
+}
 
 const open: Memory[] = []
 afterEach(async () => {
@@ -103,5 +113,89 @@ describe('deletions found through a parent', () => {
       expect(await bodies(memory)).not.toContain('lapsang')
     }
     await expectSameMemory([a, b, c])
+  })
+
+  it('a redaction and a deletion through the parent end as the deletion, whichever a replica saw first', async () => {
+    const { memories, tick } = await replicas(4)
+    const [a, b, c, d] = memories as [Memory, Memory, Memory, Memory]
+    await a.remember({ kind: 'episode', id: 'ep_a', summary: 'about tea' })
+    await exchangeAll(memories)
+    tick()
+    await c.remember({ kind: 'fact', id: 'fact_c', episodeID: 'ep_a', subject: 'user', predicate: 'likes', object: 'tea' })
+    await deliver(c, b)
+    await a.forget('ep_a')
+    await deliver(a, b)
+    tick()
+    await c.redact('fact_c')
+    // d sees the redaction first, then the forget.
+    await deliver(c, d)
+    await deliver(a, d)
+    await exchangeAll(memories)
+    for (const memory of memories) expect(await memory.status('fact_c')).toBe('deleted')
+    await expectSameMemory(memories)
+  })
+
+  it('a forget names a fact that named the episode in a losing write, so its bodies go everywhere', async () => {
+    const { memories, tick } = await replicas(2)
+    const [a, b] = memories as [Memory, Memory]
+    await a.remember({ kind: 'episode', id: 'ep_0', summary: 'first' })
+    await a.remember({ kind: 'episode', id: 'ep_1', summary: 'second' })
+    await exchangeAll(memories)
+    await a.remember({ kind: 'fact', id: 'fact_x', episodeID: 'ep_0', subject: 'user', predicate: 'likes', object: 'lapsang' })
+    tick()
+    await b.remember({ kind: 'fact', id: 'fact_x', episodeID: 'ep_1', subject: 'user', predicate: 'likes', object: 'darjeeling' })
+    await exchangeAll(memories)
+    expect((await a.get('fact_x'))?.episodeID).toBe('ep_1')
+    expect(await a.forgetReach('ep_0')).toEqual([{ kind: 'fact', id: 'fact_x' }])
+    await a.forget('ep_0')
+    await exchangeAll(memories)
+    for (const memory of memories) {
+      expect(await memory.status('fact_x')).toBe('deleted')
+      expect(await bodies(memory)).not.toMatch(/lapsang|darjeeling/)
+    }
+  })
+
+  it('a body that arrives late for a record deleted through its parent is kept like the others', async () => {
+    const { memories } = await replicas(4)
+    const [writer, other, reader, late] = memories as [Memory, Memory, Memory, Memory]
+    await writer.remember({ kind: 'episode', id: 'ep_a', summary: 'about tea' })
+    await deliver(writer, other)
+    await other.remember({ kind: 'fact', id: 'fact_c', episodeID: 'ep_a', subject: 'user', predicate: 'likes', object: 'lapsang' })
+    await other.update('fact_c', { set: { speaker: 'darjeeling' } })
+    await writer.forget('ep_a')
+    const all = async (): Promise<EventEnvelope[]> => [...await writer.log.envelopesSince({}, { signatures: 'stored' }), ...await other.log.envelopesSince({}, { signatures: 'stored' })]
+    // The reader first gets the patch as a header only (a scoped peer's view), then its body.
+    const patch = (envelope: EventEnvelope): boolean => Buffer.from(envelope.body ?? []).toString('utf8').includes('darjeeling')
+    await reader.ingest((await all()).map((envelope) => (patch(envelope) ? (({ body: _body, ...header }) => header)(envelope) : envelope)))
+    expect(await reader.status('fact_c')).toBe('deleted')
+    expect(await bodies(reader)).not.toContain('darjeeling')
+    await reader.ingest(await all())
+    await reader.settled()
+    expect(await reader.status('fact_c')).toBe('deleted')
+    expect(await bodies(reader)).toContain('darjeeling')
+    expect((await reader.history('fact_c')).filter((entry) => entry.type === 'content')).toEqual([])
+    // A replica that learns everything from the reader alone deletes a link to the fact too.
+    await late.remember({ kind: 'factLink', srcFactID: 'fact_c', dstFactID: 'fact_b', linkType: 'derived_from' })
+    await late.ingest(await reader.log.envelopesSince({}, { signatures: 'stored' }))
+    expect((await late.query({ kind: 'factLink' })).records).toEqual([])
+  })
+
+  it('rebuild gives what incremental apply stored when a successor is deleted with its episode', async () => {
+    const { memories, clock } = await openReplicas(1)
+    open.push(...memories)
+    const [m] = memories as [Memory]
+    await m.remember({ kind: 'episode', id: 'ep_a', summary: 'a' })
+    await m.remember({ kind: 'episode', id: 'ep_b', summary: 'b' })
+    await m.remember({ kind: 'fact', id: 'fact_o', episodeID: 'ep_a', subject: 'u', predicate: 'likes', object: 'tea' })
+    clock.advance(5000)
+    const successor = await m.supersede('fact_o', { episodeID: 'ep_b', subject: 'u', predicate: 'likes', object: 'coffee' })
+    const then = clock.nowMs()
+    clock.advance(5000)
+    await m.forget('ep_b')
+    const asOfThen = async (): Promise<unknown> => (await m.query({ kind: 'fact', asOf: then })).records.map((record) => [record.id, record.supersededBy])
+    const before = { dump: await projectionDump(m), asOf: await asOfThen() }
+    expect(before.asOf).toEqual([['fact_o', successor]])
+    await m.rebuild()
+    expect({ dump: await projectionDump(m), asOf: await asOfThen() }).toEqual(before)
   })
 })

@@ -254,6 +254,11 @@ describe('forget and redact', () => {
     await m.update(fact, { set: { confidence: 0.4 } })
     const replacement = await m.supersede(fact, { episodeID: other, subject: 'user', predicate: 'likes', object: 'coffee' })
     expect((await m.get(fact))?.supersededBy).toBe(replacement)
+    // Written by a clock ahead of this one: by default the replacement takes over when it began.
+    const ahead = await m.remember({ kind: 'fact', episodeID: other, subject: 'user', predicate: 'likes', object: 'oolong', tValidFrom: new Date(Date.now() + 60_000).toISOString().replace(/\.\d+Z$/, 'Z') })
+    const next = await m.supersede(ahead, { episodeID: other, subject: 'user', predicate: 'likes', object: 'sencha' })
+    expect((await m.get(ahead))?.tValidTo).toBe((await m.get(ahead))?.tValidFrom)
+    expect((await m.get(next))?.tValidFrom).toBe((await m.get(ahead))?.tValidFrom)
   })
 
   it('keeps a record deleted through its parent deleted across a rebuild; its bodies stay, hidden, until a deletion names it', async () => {
@@ -415,6 +420,9 @@ describe('queries', () => {
     for (const other of [{ kind: 'fact' as const }, { kind: 'episode' as const, tags: { any: ['even'] } }, { kind: 'episode' as const, asOf: Date.now() }]) {
       expect(await refusal(m.query({ ...other, limit: 2, cursor }))).toMatchObject({ code: 'BAD_CURSOR', where: { field: 'query.cursor' } })
     }
+    // Kinds and tags are sets: the order they are listed in does not make another query.
+    const listed = await m.query({ kind: ['episode', 'fact'], tags: { none: ['x', 'y'] }, limit: 2 })
+    expect((await m.query({ kind: ['fact', 'episode'], tags: { none: ['y', 'x', 'y'] }, limit: 2, cursor: listed.cursor as string })).records).toHaveLength(2)
     for (const garbage of ['!!!***', '', 'abc', `${cursor}=`, `x${cursor}`, Buffer.from('not a cursor at all').toString('base64url')]) {
       expect(await refusal(m.query({ kind: 'episode', limit: 2, cursor: garbage })), garbage).toMatchObject({ code: 'BAD_CURSOR', where: { field: 'query.cursor' } })
     }

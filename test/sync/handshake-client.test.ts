@@ -147,6 +147,8 @@ it('refuses sync options a timer cannot honour, naming the option, before connec
     [{ handshakeTimeoutMs: 0 }, 'OUT_OF_RANGE', 'options.handshakeTimeoutMs'],
     [{ handshakeTimeoutMs: 2 ** 31 }, 'OUT_OF_RANGE', 'options.handshakeTimeoutMs'],
     [{ initialDelayMs: -1 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
+    [{ initialDelayMs: 0 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
+    [{ initialDelayMs: 500, maxDelayMs: 100 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
     [{ maxDelayMs: 1.5 }, 'WRONG_TYPE', 'options.maxDelayMs'],
     [{ maxDelayMs: '100' }, 'WRONG_TYPE', 'options.maxDelayMs'],
     [{ live: 'yes' }, 'WRONG_TYPE', 'options.live'],
