@@ -10,6 +10,7 @@ import { rememberCommand } from './commands/remember.js'
 import { getCommand } from './commands/get.js'
 import { queryCommand } from './commands/query.js'
 import { searchCommand } from './commands/search.js'
+import { expireCommand } from './commands/expire.js'
 import { forgetCommand } from './commands/forget.js'
 import { historyCommand } from './commands/history.js'
 import { exportCommand } from './commands/export.js'
@@ -25,7 +26,7 @@ import { syncCommand } from './commands/sync.js'
 // list in this order.
 export const COMMANDS: readonly CliCommand[] = [
   initCommand, logCommand, verifyCommand,
-  rememberCommand, getCommand, queryCommand, searchCommand, forgetCommand, historyCommand,
+  rememberCommand, getCommand, queryCommand, searchCommand, forgetCommand, historyCommand, expireCommand,
   exportCommand, importCommand, validateCommand,
   grantCommand, tokenCommand, serveCommand, syncCommand,
 ]

@@ -254,6 +254,22 @@ describe('cairn forget and history', () => {
     expectOneLineError(await run(['remember', '--field', `id=${tea}`, 'back again', '--dir', dir]), 1, 'FORGOTTEN')
   })
 
+  it('expire forgets what has expired, with --json listing the ids, and nothing the second time', async () => {
+    const dir = await newHome()
+    const memory = await Memory.open({ path: dir })
+    let gone: string
+    try {
+      gone = await memory.remember({ kind: 'episode', summary: 'a scratch note', expirationDate: '2020-01-01T00:00:00Z' })
+      await memory.remember({ kind: 'episode', summary: 'a note to keep' })
+    } finally {
+      await memory.close()
+    }
+    expect(await cairn(dir, 'expire')).toBe(`expired 1 record\n  ${gone}\n`)
+    expect(await cairnJson(dir, 'expire')).toEqual({ expired: [] })
+    expectOneLineError(await run(['get', gone, '--dir', dir]), 1, 'FORGOTTEN')
+    expectOneLineError(await run(['expire', 'extra', '--dir', dir]), 2, 'UNEXPECTED_ARGUMENT')
+  })
+
   it('prints the signed tombstone with --json', async () => {
     const dir = await newHome()
     const id = (await cairn(dir, 'remember', 'to be forgotten')).trim()

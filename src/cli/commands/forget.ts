@@ -31,7 +31,8 @@ export const forgetCommand = defineOperandCommand({
   synopsis: 'forget <id> [--reason R] [--dir D] [--json]',
   description: `
 Deletes the record and the records derived only from it (an episode's extracted facts and
-the edges it alone evidences, a resource's chunks, an entity's edges), erases the bodies of
+the edges it alone evidences, episodes derived only from it and records only it lists in
+metadata.cairn_derived, a resource's chunks, an entity's edges), erases the bodies of
 the events that carried their content, and writes a signed tombstone that syncs to every
 replica. The id can never be remembered again. Prints the tombstone's id, signer and what it
 took with it; with --json, the signed tombstone (Portable Memory §5): {"id", "op",
