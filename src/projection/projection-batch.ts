@@ -401,7 +401,8 @@ export class ProjectionBatch {
     for (const id of this.referencesStale) {
       for (const target of this.referencesOf.get(id) ?? []) this.referrersOf.get(target)?.delete(id)
       const state = this.loaded.get(id)
-      const targets = state ? dependencyIds(state) : []
+      // As the stored index (q:r) lists them, so a batch revisits what a rebuild revisits.
+      const targets = state ? referencedIds(state) : []
       this.referencesOf.set(id, targets)
       for (const target of targets) {
         const set = this.referrersOf.get(target)

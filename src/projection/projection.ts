@@ -413,8 +413,7 @@ export class Projection {
   }
 
   /**
-   * Drops the projection and applies the log again from its first event (not on demand: a relay
-   * applies when something reads). Records deleted through their parents with their bodies
+   * Drops the projection and applies the log again from its first event. Records deleted through their parents with their bodies
    * erased (q:z, projection-keys.ts) are kept and start from their deletion: the log alone
    * cannot show they are deleted. The meta names the rebuild until it is done, so a crash part
    * way is rebuilt again on the next open.
@@ -433,7 +432,10 @@ export class Projection {
       // The meta names the rebuild until it is stored: a crash part way leaves a store the next
       // open rebuilds again, never half-dropped states it would apply the log on top of.
       const from = this.meta.rebuilding ?? this.meta.layout ?? 1
-      await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta({ ...this.meta, rebuilding: from }) }])
+      // Kept in memory too: a rebuild that fails without the process dying leaves the marker in
+      // every meta stored after it (store() carries it), so the next open rebuilds again.
+      this.meta = { ...this.meta, rebuilding: from }
+      await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
       // Written before layout 2, a store erased the bodies of every deletion found through a
       // parent and holds those deletions in the states alone (or in q:z): keep them all.
       if (from < 2) {
@@ -461,8 +463,9 @@ export class Projection {
       const { withdrawing } = this.meta
       this.meta = { cursor: 0, erasing: [], recordedAt: 0, runStart: 0, views: 0, layout: PROJECTION_LAYOUT, ...(withdrawing ? { withdrawing } : {}) }
       await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
-      // On demand (a relay), records are applied when something reads them, not now.
-    }).then(() => (this.features.onDemand ? undefined : this.catchUp().then(() => undefined)))
+      // On demand (a relay) too: what erases content must be applied (mustApply reads states),
+      // so an upgraded relay store applies its log once when it opens.
+    }).then(() => this.catchUp().then(() => undefined))
   }
 
   /**
@@ -490,7 +493,10 @@ export class Projection {
     const remaining = pending?.ids.filter((id) => !withdrawn?.has(id)) ?? []
     const withdrawing = pending && remaining.length > 0 ? { ...pending, ids: remaining } : undefined
     const views = this.meta.views === undefined ? undefined : this.meta.views + viewDelta
-    const meta: ProjectionMeta = { cursor, erasing: erase, ...batch.run, ...(views !== undefined ? { views } : {}), ...(withdrawing ? { withdrawing } : {}), ...(this.meta.layout !== undefined ? { layout: this.meta.layout } : {}) }
+    const meta: ProjectionMeta = {
+      cursor, erasing: erase, ...batch.run, ...(views !== undefined ? { views } : {}), ...(withdrawing ? { withdrawing } : {}),
+      ...(this.meta.layout !== undefined ? { layout: this.meta.layout } : {}), ...(this.meta.rebuilding !== undefined ? { rebuilding: this.meta.rebuilding } : {}),
+    }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
     // The cursor rides in the batch, so a crash that loses it leaves these events to apply
     // again: a large batch skips the journal. A small one (a live change, one remember) goes

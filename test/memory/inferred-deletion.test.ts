@@ -198,4 +198,18 @@ describe('deletions found through a parent', () => {
     await m.rebuild()
     expect({ dump: await projectionDump(m), asOf: await asOfThen() }).toEqual(before)
   })
+
+  it('rebuild gives what incremental apply stored when a record an episode lists in cairn_derived is forgotten', async () => {
+    const { memories, clock } = await openReplicas(1)
+    open.push(...memories)
+    const [m] = memories as [Memory]
+    await m.remember({ kind: 'entity', id: 'ent_x', type: 'person', canonicalName: 'Ann' })
+    clock.advance(1000)
+    await m.remember({ kind: 'episode', id: 'ep_e', summary: 'import', metadata: { cairn_derived: '["ent_x"]' } })
+    clock.advance(1000)
+    await m.forget('ent_x')
+    const before = await projectionDump(m)
+    await m.rebuild()
+    expect(await projectionDump(m)).toBe(before)
+  })
 })
