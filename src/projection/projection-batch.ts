@@ -352,6 +352,7 @@ export class ProjectionBatch {
   /** Deletes, with a derived tombstone, every record whose parent is deleted; repeats through referrers. */
   private async closeDeletions(): Promise<void> {
     let frontier = [...this.runChanged]
+    const reported = new Set<string>()
     while (frontier.length > 0) {
       const parentsOf = new Map<string, string[]>()
       for (const id of frontier) {
@@ -376,10 +377,16 @@ export class ProjectionBatch {
       // Records deleted in this run: whoever references them must be looked at again. The stored
       // reference index has the referrers as of the batch's start; those the batch itself
       // created or changed (in an earlier run of it) are found in its states.
-      const newlyDeleted = frontier.filter((id) => isDeleted(this.loaded.get(id)) && !isDeleted(this.original.get(id)))
+      // Each deleted record's referrers are queued once per seal (a reference cycle would
+      // otherwise go round for ever).
+      const newlyDeleted = frontier.filter((id) => !reported.has(id) && isDeleted(this.loaded.get(id)) && !isDeleted(this.original.get(id)))
+      for (const id of newlyDeleted) reported.add(id)
       const next: string[] = []
+      const queued = new Set<string>()
+      // A referrer looked at earlier in this run is looked at again: what it names is deleted now.
       const revisit = (referrer: string): void => {
-        if (this.runTouched.has(referrer)) return
+        if (queued.has(referrer)) return
+        queued.add(referrer)
         this.runTouched.add(referrer)
         next.push(referrer)
       }

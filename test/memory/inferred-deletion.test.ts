@@ -212,4 +212,22 @@ describe('deletions found through a parent', () => {
     await m.rebuild()
     expect(await projectionDump(m)).toBe(before)
   })
+
+  it('a link looked at before its fact is found deleted, in the same run, is deleted too (and rebuild agrees)', async () => {
+    const { memories } = await replicas(2)
+    const [a, b] = memories as [Memory, Memory]
+    await a.remember({ kind: 'fact', id: 'fact_0', episodeID: 'ep_0', subject: 'user', predicate: 'likes', object: 'tea' })
+    await b.remember({ kind: 'episode', id: 'ep_0', summary: 'about tea' })
+    await b.forget('ep_0')
+    const link = await b.remember({ kind: 'factLink', srcFactID: 'fact_0', dstFactID: 'fact_0', linkType: 'derived_from' })
+    // One delivery, one run: the link is examined, then the fact is found deleted through its episode.
+    await deliver(b, a)
+    expect(await a.status('fact_0')).toBe('deleted')
+    expect(await a.status(link)).toBe('deleted')
+    const before = await projectionDump(a)
+    await a.rebuild()
+    expect(await projectionDump(a)).toBe(before)
+    await exchangeAll(memories)
+    await expectSameMemory(memories)
+  })
 })

@@ -154,7 +154,7 @@ describe('memory merge properties', () => {
   it('records whose parents are forgotten concurrently end alike on every replica, whatever each saw first', async () => {
     // A small world so that children, grandchildren and creates of one edge id by several
     // replicas meet forgets of their parents on replicas that have not seen them yet.
-    const step = fc.record({ replica: fc.nat(), action: fc.nat(8), a: fc.nat(1), b: fc.nat(1), tick: fc.nat(2) })
+    const step = fc.record({ replica: fc.nat(), action: fc.nat(9), a: fc.nat(1), b: fc.nat(1), tick: fc.nat(2) })
     await fc.assert(fc.asyncProperty(fc.integer({ min: 2, max: 4 }), fc.array(step, { minLength: 3, maxLength: 14 }), fc.nat(), async (count, history, seed) => {
       const random = new SeededRandom(seed)
       const { memories, clock } = await openReplicas(count)
@@ -163,13 +163,15 @@ describe('memory merge properties', () => {
         const memory = memories[replica % count] as Memory
         try {
           switch (action) {
-            case 0: await memory.remember({ kind: 'episode', id: `ep_${a}`, summary: 'about tea' }); break
+            // An import's carrier lists what it derived (metadata.cairn_derived).
+            case 0: await memory.remember({ kind: 'episode', id: `ep_${a}`, summary: 'about tea', ...(b === 1 ? { metadata: { cairn_derived: `["ent_${a}"]` } } : {}) }); break
             case 1: await memory.remember({ kind: 'fact', id: `fact_${a}`, episodeID: `ep_${b}`, subject: 'user', predicate: 'likes', object: 'tea' }); break
             case 2: await memory.remember({ kind: 'factLink', srcFactID: `fact_${a}`, dstFactID: `fact_${b}`, linkType: 'derived_from' }); break
             case 3: await memory.remember({ kind: 'entity', id: `ent_${a}`, type: 'person', canonicalName: 'Ann' }); break
             case 4: await memory.remember({ kind: 'edge', id: 'edge_x', srcEntityID: `ent_${a}`, dstEntityID: `ent_${b}`, edgeType: 'knows' }); break
             case 5: await memory.forget(`ep_${a}`); break
             case 6: await memory.forget(b === 0 ? `ent_${a}` : `fact_${a}`); break
+            case 7: await memory.redact(b === 0 ? 'edge_x' : `fact_${a}`); break
             default: await deliver(memories[(replica + 1 + a) % count] as Memory, memory, random); break
           }
         } catch (error) {
@@ -183,6 +185,12 @@ describe('memory merge properties', () => {
       expect(new Set(digests).size).toBe(1)
       const statuses = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(['edge_x', 'fact_0', 'fact_1'].map((id) => memory.status(id))))))
       expect(new Set(statuses.map((line) => line.replaceAll('"absent"', '"deleted"'))).size).toBe(1)
+      // And each replica's projection is what a rebuild from its log stores.
+      for (const memory of memories) {
+        const incremental = await projectionDump(memory)
+        await memory.rebuild()
+        expect(await projectionDump(memory)).toBe(incremental)
+      }
       await closeAll(memories)
     }), { numRuns: 60 })
   })
