@@ -153,9 +153,13 @@ export class ProjectionReader {
     if (asOf) return this.keys.viewPrefix
     if (filter.entity !== undefined) return this.keys.entityPrefix(filter.entity)
     if (filter.context !== undefined) return this.keys.contextPrefix(filter.context)
-    if (filter.tags?.all?.[0] !== undefined) return this.keys.tagPrefix(filter.tags.all[0])
-    if (filter.tags?.any?.length === 1) return this.keys.tagPrefix(filter.tags.any[0] as string)
-    if (typeof filter.kind === 'string') return this.keys.kindPrefix(filter.kind)
+    // Lists are sets: the index chosen does not depend on their order (nor, so, a cursor's scope).
+    const all = filter.tags?.all !== undefined && filter.tags.all.length > 0 ? [...filter.tags.all].sort()[0] : undefined
+    if (all !== undefined) return this.keys.tagPrefix(all)
+    const any = new Set(filter.tags?.any ?? [])
+    if (any.size === 1) return this.keys.tagPrefix([...any][0] as string)
+    const kinds = new Set(typeof filter.kind === 'string' ? [filter.kind] : filter.kind ?? [])
+    if (kinds.size === 1) return this.keys.kindPrefix([...kinds][0] as RecordKind)
     // The kind index over all kinds lists every record, each entry with its facets.
     return this.keys.allKindsPrefix
   }

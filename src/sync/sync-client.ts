@@ -40,6 +40,8 @@ export interface SyncOptions {
 }
 
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000
+const DEFAULT_INITIAL_DELAY_MS = 100
+const DEFAULT_MAX_DELAY_MS = 10_000
 /** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
 const MAX_DELAY_MS = 2 ** 31 - 1
 
@@ -61,9 +63,10 @@ export function readSyncOptions(value: unknown): SyncOptions {
     ...delay('maxDelayMs', 1),
     ...delay('handshakeTimeoutMs', 1),
   }
-  const { initialDelayMs, maxDelayMs } = options
-  if (initialDelayMs !== undefined && maxDelayMs !== undefined && initialDelayMs > maxDelayMs) {
-    throw new InputError('OUT_OF_RANGE', `initialDelayMs ${initialDelayMs} is above maxDelayMs ${maxDelayMs}`, { field: 'options.initialDelayMs' })
+  // A first delay above the longest would be cut to it without a word.
+  const { initialDelayMs, maxDelayMs = DEFAULT_MAX_DELAY_MS } = options
+  if (initialDelayMs !== undefined && initialDelayMs > maxDelayMs) {
+    throw new InputError('OUT_OF_RANGE', `initialDelayMs ${initialDelayMs} is above maxDelayMs ${maxDelayMs}${options.maxDelayMs === undefined ? ' (the default)' : ''}`, { field: 'options.initialDelayMs' })
   }
   return options
 }
@@ -343,8 +346,8 @@ export class SyncClient {
     this.transport?.close(CLOSE_NORMAL, 'retry')
     if (this.timer) return
     this.setStatus('connecting')
-    const initial = this.options.initialDelayMs ?? 100
-    const max = this.options.maxDelayMs ?? 10_000
+    const initial = this.options.initialDelayMs ?? DEFAULT_INITIAL_DELAY_MS
+    const max = this.options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS
     const delay = Math.min(max, initial * 2 ** this.attempt++) * (0.5 + Math.random() / 2)
     this.timer = setTimeout(() => {
       this.timer = undefined

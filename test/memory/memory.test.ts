@@ -412,7 +412,7 @@ describe('queries', () => {
 
   it('takes back only a cursor its own query returned, naming query.cursor', async () => {
     const m = await memory()
-    for (let i = 0; i < 6; i++) await m.remember({ kind: 'episode', summary: `n${i}`, tags: i % 2 === 0 ? ['even'] : [] })
+    for (let i = 0; i < 6; i++) await m.remember({ kind: 'episode', summary: `n${i}`, tags: i % 2 === 0 ? ['even', 'x'] : [] })
     const first = await m.query({ kind: 'episode', limit: 2 })
     const cursor = first.cursor as string
     expect((await m.query({ kind: 'episode', limit: 2, cursor })).records).toHaveLength(2)
@@ -421,8 +421,12 @@ describe('queries', () => {
       expect(await refusal(m.query({ ...other, limit: 2, cursor }))).toMatchObject({ code: 'BAD_CURSOR', where: { field: 'query.cursor' } })
     }
     // Kinds and tags are sets: the order they are listed in does not make another query.
-    const listed = await m.query({ kind: ['episode', 'fact'], tags: { none: ['x', 'y'] }, limit: 2 })
-    expect((await m.query({ kind: ['fact', 'episode'], tags: { none: ['y', 'x', 'y'] }, limit: 2, cursor: listed.cursor as string })).records).toHaveLength(2)
+    const listed = await m.query({ kind: ['episode', 'fact'], tags: { none: ['y', 'z'] }, limit: 2 })
+    expect((await m.query({ kind: ['fact', 'episode'], tags: { none: ['z', 'y', 'z'] }, limit: 2, cursor: listed.cursor as string })).records).toHaveLength(2)
+    const one = await m.query({ kind: 'episode', limit: 2 })
+    expect((await m.query({ kind: ['episode', 'episode'], limit: 2, cursor: one.cursor as string })).records).toHaveLength(2)
+    const tagged = await m.query({ tags: { all: ['even', 'x'] }, limit: 1 })
+    expect((await m.query({ tags: { all: ['x', 'even'] }, limit: 1, cursor: tagged.cursor as string })).records).toHaveLength(1)
     for (const garbage of ['!!!***', '', 'abc', `${cursor}=`, `x${cursor}`, Buffer.from('not a cursor at all').toString('base64url')]) {
       expect(await refusal(m.query({ kind: 'episode', limit: 2, cursor: garbage })), garbage).toMatchObject({ code: 'BAD_CURSOR', where: { field: 'query.cursor' } })
     }

@@ -149,6 +149,7 @@ it('refuses sync options a timer cannot honour, naming the option, before connec
     [{ initialDelayMs: -1 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
     [{ initialDelayMs: 0 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
     [{ initialDelayMs: 500, maxDelayMs: 100 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
+    [{ initialDelayMs: 60_000 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
     [{ maxDelayMs: 1.5 }, 'WRONG_TYPE', 'options.maxDelayMs'],
     [{ maxDelayMs: '100' }, 'WRONG_TYPE', 'options.maxDelayMs'],
     [{ live: 'yes' }, 'WRONG_TYPE', 'options.live'],
