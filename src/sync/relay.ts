@@ -265,12 +265,7 @@ export class Relay {
     if (!hello.genesis && !(await this.store.hasSpace(hello.space))) {
       throw new AuthError('UNKNOWN_SPACE', 'this relay does not hold the space; its owner must bring the genesis', { space: hello.space })
     }
-    const memory = await this.memoryOf(hello.space)
-    // A space the store does not hold came with its genesis (checked above).
-    if (!memory.log.hasGenesis && hello.genesis) {
-      const id = this.store.crypto.sha256Hex(hello.genesis.header) as EventId
-      await memory.ingestDeferred([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
-    }
+    // A genesis is taken only once the peer has proved its key (open): a hello alone opens nothing.
     const proof = proveKey(this.identity, 'relay', hello.nonce, hello.space, hello.peer)
     await transport.send(encodeMessage({ type: 'welcome', version, relay: this.identity.author, nonce, proof }))
   }
@@ -278,6 +273,11 @@ export class Relay {
   /** Decides the proven peer's access, then runs its session. */
   private async open(transport: Transport, hello: Extract<Message, { type: 'hello' }>): Promise<SyncSession> {
     const memory = await this.memoryOf(hello.space)
+    // A space the store does not hold came with its genesis (checked at welcome).
+    if (!memory.log.hasGenesis && hello.genesis) {
+      const id = this.store.crypto.sha256Hex(hello.genesis.header) as EventId
+      await memory.ingestDeferred([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
+    }
     const access = this.accessOf(memory, hello.peer, hello.token)
     const session = new SyncSession(transport, new RelayEndpoint(memory, access), this.store.crypto)
     const peer: Peer = { transport, access, space: hello.space, session }

@@ -85,3 +85,29 @@ it('opens no space for hellos naming spaces it does not hold: the refusals leave
   await client.synced()
   expect(relay.stats().spaces.map((space) => space.space)).toEqual([owner.space])
 })
+
+it('takes a genesis only from a peer that proved its key: hellos carrying one open nothing until then', async () => {
+  const relay = await startRelay(teardown)
+  const owner = await openOwner(teardown)
+  const [genesis] = await owner.events()
+  if (!genesis) throw new Error('no genesis')
+  const wire = { header: genesis.header, ...(genesis.body ? { body: genesis.body } : {}), ...(genesis.signature ? { signature: genesis.signature } : {}) }
+  for (const ending of ['no proof', 'a wrong proof'] as const) {
+    const peer = await RawPeer.connect(relay.url)
+    await peer.sendMessage({ type: 'hello', versions: [1], space: owner.space, peer: owner.author, nonce: new Uint8Array(randomBytes(32)), genesis: wire })
+    const welcome = await peer.next('welcome')
+    if (!welcome) throw new Error('no welcome')
+    expect(relay.stats().spaces, ending).toEqual([])
+    if (ending === 'a wrong proof') {
+      await peer.sendMessage({ type: 'proof', proof: new Uint8Array(64) })
+      expect((await peer.next('error'))?.code).toBe('BAD_PROOF')
+    }
+    peer.close()
+    await peer.closed
+    expect(relay.stats().spaces, ending).toEqual([])
+  }
+  // Proved, the owner is served and the space opens.
+  const client = await startSync(teardown, owner, relay.url, { live: false })
+  await client.synced()
+  expect(relay.stats().spaces.map((space) => space.space)).toEqual([owner.space])
+})
