@@ -11,12 +11,12 @@
  * a write sees it. Other replicas' events come in through `ingest`.
  */
 import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
-import { canonicalJson, type EventEnvelope, type IngestResult, type JsonValue, type Right, type SpaceLog, type VersionVector, type CryptoProvider, type Identity, type LogStore } from '../log/index.js'
+import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
 import {
-  formatTimestamp, isExpired, isTombstoneBody, kindSpec, KEY_ID_HEX_LENGTH, MEMORY_OPS, encodeChanges, normalizeTimestamp, refuseWriteOnce, TOMBSTONE_ID_PREFIX, validatePatch, type ProjectionFeatures,
+  formatTimestamp, hashParts, isExpired, isTombstoneBody, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, refuseWriteOnce, TOMBSTONE_ID_PREFIX, validatePatch, type ProjectionFeatures,
   type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
 } from '../projection/index.js'
 import { planForget } from './forget-plan.js'
@@ -309,8 +309,7 @@ export class Memory {
     for (const id of expired) {
       // An earlier expiry's cascade may have taken it already.
       if ((await this.status(id)) === 'deleted') continue
-      const tombstoneId = `${TOMBSTONE_ID_PREFIX}${this.crypto.sha256Hex(canonicalJson(['expire', id])).slice(0, KEY_ID_HEX_LENGTH)}`
-      await this.tombstone(id, 'delete', { reason: 'expired' }, tombstoneId)
+      await this.tombstone(id, 'delete', { reason: 'expired' }, `${TOMBSTONE_ID_PREFIX}${hashParts('expire', id)}`)
       forgotten.push(id)
     }
     return forgotten

@@ -27,8 +27,8 @@
  * the same session, message or state key write the same record and converge on merge.
  */
 import { InputError, LimitError } from '../errors.js'
-import { canonicalJson, defaultCrypto, MAX_BODY_BYTES, parseJson, type JsonValue } from '../log/index.js'
-import type { RecordView } from '../projection/index.js'
+import { canonicalJson, MAX_BODY_BYTES, parseJson, type JsonValue } from '../log/index.js'
+import { hashParts, type RecordView } from '../projection/index.js'
 import type { ConversationContext, ConversationSummary, JsonObject } from './memory-store.js'
 import { memberLabel, readStoreJson } from './store-json.js'
 
@@ -38,8 +38,6 @@ const BODY_MARGIN_BYTES = 16 * 1024
 export const MAX_RECORD_BYTES = MAX_BODY_BYTES - BODY_MARGIN_BYTES
 /** Listing summaries: the PM adapters' derived-summary length. */
 const SUMMARY_MAX_CODE_POINTS = 120
-/** Hex characters of SHA-256 kept in an id (docs/memory-model.md §1.3). */
-const ID_HASH_HEX = 24
 
 export const TAGS = {
   userIndex: (userId: string) => `amp:user:${userId}`,
@@ -58,14 +56,9 @@ export function userTagPatch(view: RecordView, wanted: readonly string[]): { add
   return { ...(add.length > 0 ? { add: { tags: add } } : {}), ...(remove.length > 0 ? { remove: { tags: remove } } : {}) }
 }
 
-/** H(parts): the first 24 hex of SHA-256 over the canonical JSON array of the parts. */
-function idHash(...parts: string[]): string {
-  return defaultCrypto().sha256Hex(canonicalJson(parts)).slice(0, ID_HASH_HEX)
-}
-
-export const contextIdFor = (sessionId: string, generation: number) => `ctx_${idHash('amp', 'session', sessionId, String(generation))}`
-export const messageIdFor = (contextId: string, json: string, attempt: number) => `ep_${idHash('amp', 'message', contextId, json, String(attempt))}`
-export const agentStateIdFor = (agentId: string, key: string, generation: number) => `ep_${idHash('amp', 'agent-state', agentId, key, String(generation))}`
+export const contextIdFor = (sessionId: string, generation: number) => `ctx_${hashParts('amp', 'session', sessionId, String(generation))}`
+export const messageIdFor = (contextId: string, json: string, attempt: number) => `ep_${hashParts('amp', 'message', contextId, json, String(attempt))}`
+export const agentStateIdFor = (agentId: string, key: string, generation: number) => `ep_${hashParts('amp', 'agent-state', agentId, key, String(generation))}`
 
 export interface MessageInput {
   /** Canonical JSON of the whole message: its identity. */

@@ -18,7 +18,7 @@ export {
   RECORD_KINDS, isRecordKind, kindSpec, fieldOf,
   type RecordKind, type KindSpec, type FieldSpec, type FieldType, type MergeClass, type FieldDefault,
 } from './kind-table.js'
-export { recordIdFor, newRecordId, readRecordId, MAX_ID_LENGTH, TOMBSTONE_ID_PREFIX, RANDOM_ID_BYTES, KEY_ID_HEX_LENGTH } from './record-ids.js'
+export { hashParts, recordIdFor, newRecordId, readRecordId, MAX_ID_LENGTH, TOMBSTONE_ID_PREFIX, RANDOM_ID_BYTES, KEY_ID_HEX_LENGTH } from './record-ids.js'
 export { normalizeTimestamp, formatTimestamp, parseTimestamp, MAX_TIMESTAMP_LENGTH } from './timestamps.js'
 export {
   validateCreate, deriveSummary, deriveFactText, assertMaskedPreview,

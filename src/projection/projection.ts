@@ -413,10 +413,10 @@ export class Projection {
   }
 
   /**
-   * Drops the projection and applies the log again from its first event. Records deleted through their parents with their bodies
-   * erased (q:z, projection-keys.ts) are kept and start from their deletion: the log alone
-   * cannot show they are deleted. The meta names the rebuild until it is done, so a crash part
-   * way is rebuilt again on the next open.
+   * Drops the projection and applies the log again from its first event. Records deleted
+   * through their parents with their bodies erased (q:z, projection-keys.ts) are kept and start
+   * from their deletion: the log alone cannot show they are deleted. The meta names the rebuild
+   * until it is done, so a crash part way is rebuilt again on the next open.
    */
   rebuild(): Promise<void> {
     return this.mutex.run(async () => {
@@ -429,11 +429,10 @@ export class Projection {
           writes = []
         }
       }
-      // The meta names the rebuild until it is stored: a crash part way leaves a store the next
-      // open rebuilds again, never half-dropped states it would apply the log on top of.
+      // The meta names the rebuild until it is done, stored and in memory (store() carries it):
+      // a crash or failure part way leaves a store the next open rebuilds again, never
+      // half-dropped states it would apply the log on top of.
       const from = this.meta.rebuilding ?? this.meta.layout ?? 1
-      // Kept in memory too: a rebuild that fails without the process dying leaves the marker in
-      // every meta stored after it (store() carries it), so the next open rebuilds again.
       this.meta = { ...this.meta, rebuilding: from }
       await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
       // Written before layout 2, a store erased the bodies of every deletion found through a

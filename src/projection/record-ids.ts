@@ -56,6 +56,14 @@ export function readRecordId(kind: RecordKind, value: unknown, label = `${kind}.
 }
 
 /**
+ * H(p1, …, pn) of memory-model §1.3: the first 24 hex of SHA-256 over the canonical JSON array
+ * of the parts. Composite-key ids, imported units' ids and expiry tombstone ids are built on it.
+ */
+export function hashParts(...parts: string[]): string {
+  return defaultCrypto().sha256Hex(canonicalJson(parts)).slice(0, KEY_ID_HEX_LENGTH)
+}
+
+/**
  * The record id of a validated record: `fields.id` for id'd kinds (and core), or for factLink,
  * episodeLink, category and preference `<prefix>` + the first 24 hex of SHA-256 over the
  * canonical JSON array of the key values, e.g. `cat_` + sha256('["Work"]')[:24].
@@ -73,8 +81,7 @@ export function recordIdFor(kind: RecordKind, fields: Readonly<Record<string, un
     if (value === undefined) throw new InputError('MISSING_FIELD', 'required for the record key', { field: `${kind}.${name}` })
     return readString(value, `${kind}.${name}`)
   })
-  const digest = defaultCrypto().sha256Hex(canonicalJson(values))
-  return `${spec.idPrefix ?? ''}${digest.slice(0, KEY_ID_HEX_LENGTH)}`
+  return `${spec.idPrefix ?? ''}${hashParts(...values)}`
 }
 
 /**

@@ -12,11 +12,9 @@
 import { randomBytes } from 'node:crypto'
 import { CairnError, InputError, relocate, type ErrorLocation } from '../../errors.js'
 import { canonicalJson, defaultCrypto, type JsonValue } from '../../log/index.js'
-import { formatTimestamp, newRecordId, readRecordId, validateCreate, type RecordKind } from '../../projection/index.js'
+import { formatTimestamp, hashParts, newRecordId, readRecordId, validateCreate, type RecordKind } from '../../projection/index.js'
 import type { AdapterInput, AdapterOptions, AdapterResult, AdapterWarning, ImportedRecord, SourceName, WholeDocument } from './types.js'
 
-/** Hex characters of SHA-256 kept in a deterministic id: 96 bits, as PM's `tx_` ids and memory-model H. */
-const HASH_ID_HEX = 24
 
 /** Lowercase hex SHA-256 of the UTF-8 text. */
 export function sha256Hex(text: string): string {
@@ -25,7 +23,7 @@ export function sha256Hex(text: string): string {
 
 /** memory-model H: `prefix` + the first 24 hex of SHA-256 over the canonical JSON array of `parts`. */
 export function hashId(prefix: string, ...parts: string[]): string {
-  return prefix + sha256Hex(canonicalJson(parts)).slice(0, HASH_ID_HEX)
+  return prefix + hashParts(...parts)
 }
 
 /** True when `id` is accepted as an id of `kind` (length, no control characters, no other kind's prefix). */

@@ -5,16 +5,11 @@
  * Invariant: every id here is a pure function of the artifact's content, so importing the
  * same artifact twice yields the same records (memory-model §5 rule 7).
  */
-import { canonicalJson, defaultCrypto, parseJson, type JsonValue } from '../../log/index.js'
-import { recordIdFor } from '../../projection/index.js'
+import { canonicalJson, parseJson, type JsonValue } from '../../log/index.js'
+import { hashParts, recordIdFor } from '../../projection/index.js'
 
-/** Hex characters kept of H (memory-model §1.3): 96 bits. */
-const H_HEX_LENGTH = 24
-
-/** H(p1, …, pn): the first 24 hex of SHA-256 over the canonical JSON array of the parts (§1.3). */
-export function H(...parts: string[]): string {
-  return defaultCrypto().sha256Hex(canonicalJson(parts)).slice(0, H_HEX_LENGTH)
-}
+/** H(p1, …, pn) of memory-model §1.3 (hashParts). */
+export const H = hashParts
 
 /** The carrier episode of a PAM entry: `ep_` + H("pam", entry id) (§2.1). */
 export function carrierIdOf(entryId: string): string {
