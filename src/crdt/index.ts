@@ -8,6 +8,6 @@ export {
   type Supersession, type SupersessionOutcome, type ClaimClass,
 } from './supersession.js'
 export {
-  applyRecordOperation, emptyRecordState,
+  applyRecordOperation, emptyRecordState, INFERRED_STAMP,
   type RecordState, type RecordOperation, type OperationContext, type OperationResult, type MergeClass, type Tombstone,
 } from './record-state.js'

@@ -9,12 +9,14 @@
  *   text            Automerge document (collaborative-text.ts)
  *
  * Delete wins forever: once a record holds a delete tombstone, no operation but another tombstone
- * touches it again, and between tombstones a fixed order decides (`tombstoneBeats`; a redact
- * tombstone keeps the skeleton, a delete overrides it). Operations on such a record
- * are reported as `ignored`, so the caller can erase the bodies that carried them.
+ * touches it again, and between tombstones a fixed order decides (`mergeTombstones`; a redact
+ * tombstone keeps the skeleton, a delete overrides it unless it was only inferred from a
+ * parent). Operations on such a record are reported as `ignored`, so the caller can erase the
+ * bodies that carried them.
  *
  * Every function is pure and the result depends only on the set of operations, not their order,
- * given causal delivery (which the log guarantees).
+ * given causal delivery (which the log guarantees), and given that the caller infers a deletion
+ * from a deleted parent again whenever a record's parents change (a redaction replaces them).
  */
 import type { JsonValue } from '../log/index.js'
 import { addToSet, removeFromSet, type AddWinsSet } from './add-wins-set.js'
@@ -33,13 +35,19 @@ export interface Tombstone {
   readonly stamp: Stamp
   /** For a redaction: the frozen, content-free view, written by the redacting replica. */
   readonly skeleton?: { readonly [key: string]: JsonValue }
-  /** Set when this record was deleted because another record it derived from was. */
+  /** Set when a deletion's derived list named this record: the id that deletion targeted. */
   readonly derivedFrom?: string
   /**
    * Set when no event names this record: the replica found one of its parents deleted. Such a
    * deletion keeps the bodies that show why, so every replica can find it (projection-batch.ts).
+   * It holds nothing of the parent or its tombstone (an empty record and INFERRED_STAMP).
    */
   readonly inferred?: true
+  /**
+   * Under an inferred deletion: the redaction beneath it (the strongest seen), whose skeleton
+   * named the deleted parent (`mergeTombstones`).
+   */
+  readonly redaction?: Tombstone
 }
 
 export interface RecordState {
@@ -163,20 +171,56 @@ interface TombstoneRank {
   readonly stamp: Stamp
 }
 
+/**
+ * The stamp of every deletion inferred from a parent, whose record is empty: such deletions are
+ * all alike. Naming the parent, or copying its tombstone, would make one depend on which parents
+ * were deleted, and which of a parent's concurrent tombstones had won, when the child was looked
+ * at, and nothing looks at a deleted child again: a rebuild, looking at another moment, would
+ * store another state.
+ */
+export const INFERRED_STAMP: Stamp = { wall: 0, logical: 0, author: '', seq: 0 }
+
 function reachOf(tombstone: { readonly derivedFrom?: string; readonly inferred?: boolean }): number {
-  return tombstone.derivedFrom === undefined ? 0 : tombstone.inferred ? 2 : 1
+  return tombstone.inferred ? 2 : tombstone.derivedFrom === undefined ? 0 : 1
 }
 
 /**
  * Which of two tombstones a record keeps: a delete beats a redaction; a direct delete beats one
  * named in another deletion, which beats one inferred from a deleted parent (a replica that saw
  * the stronger one first never derives another); then the earlier stamp. A total order, so every
- * replica keeps the same one whatever the arrival order.
+ * replica keeps the same one whatever the arrival order (inferred ones are all alike). Redactions
+ * against inferred deletions: `mergeTombstones`.
  */
 function tombstoneBeats(a: TombstoneRank, b: TombstoneRank): boolean {
   if (a.op !== b.op) return a.op === 'delete'
   if (a.reach !== b.reach) return a.reach < b.reach
   return compareStamps(a.stamp, b.stamp) < 0
+}
+
+function rankOf(tombstone: Tombstone): TombstoneRank {
+  return { op: tombstone.op, reach: reachOf(tombstone), stamp: tombstone.stamp }
+}
+
+function stronger(a: Tombstone, b: Tombstone): Tombstone {
+  return tombstoneBeats(rankOf(a), rankOf(b)) ? a : b
+}
+
+/**
+ * The tombstone a record keeps once `incoming` meets what it held. A direct or named deletion
+ * beats everything (`tombstoneBeats`). A redaction beats a deletion inferred from a parent: its
+ * skeleton fixes the record's parents, and the caller infers the deletion again (with the
+ * redaction kept beneath it) if a parent the skeleton names is deleted. Otherwise a replica that
+ * found the record deleted through a parent only a concurrent create of the same id named, before
+ * the redaction arrived, would stay deleted, while the redactor (which drops that create as
+ * content of a redacted record) kept the skeleton.
+ */
+function mergeTombstones(existing: Tombstone | undefined, incoming: Tombstone): Tombstone {
+  if (!existing) return incoming
+  const weak = (tombstone: Tombstone): boolean => tombstone.op === 'redact' || tombstone.inferred === true
+  if (!weak(existing) || !weak(incoming)) return stronger(incoming, existing)
+  const beneath = existing.op === 'redact' ? existing : existing.redaction
+  if (incoming.op === 'redact') return beneath ? stronger(incoming, beneath) : incoming
+  return beneath ? { ...incoming, redaction: beneath } : existing
 }
 
 /** The parent ids that lost their field after a create or patch (winners before it, or written by it). */
@@ -257,17 +301,13 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       state.supersessions = [...state.supersessions, { ...operation.supersession, stamp, vector: context.vector }]
       break
     case 'tombstone': {
-      const existing = state.tombstone
-      const incoming = { op: operation.op, reach: reachOf(operation), stamp }
-      const stronger = !existing || tombstoneBeats(incoming, { op: existing.op, reach: reachOf(existing), stamp: existing.stamp })
-      if (stronger) {
-        state.tombstone = {
-          op: operation.op, record: operation.record, stamp,
-          ...(operation.skeleton ? { skeleton: operation.skeleton } : {}),
-          ...(operation.derivedFrom !== undefined ? { derivedFrom: operation.derivedFrom } : {}),
-          ...(operation.derivedFrom !== undefined && operation.inferred ? { inferred: true as const } : {}),
-        }
+      const incoming: Tombstone = {
+        op: operation.op, record: operation.record, stamp,
+        ...(operation.skeleton ? { skeleton: operation.skeleton } : {}),
+        ...(operation.derivedFrom !== undefined ? { derivedFrom: operation.derivedFrom } : {}),
+        ...(operation.inferred ? { inferred: true as const } : {}),
       }
+      state.tombstone = mergeTombstones(state.tombstone, incoming)
       // The content is gone: only what blocks resurrection (and the redaction skeleton) is kept,
       // so a replica that never saw the content (its bodies erased) holds the same state.
       delete state.created

@@ -10,7 +10,7 @@
  * Invariant: the writes depend only on the stored projection and the events, never on timing,
  * so applying the log from the start yields the same bytes as applying it incrementally.
  */
-import { applyRecordOperation, emptyRecordState, type RecordState, type Tombstone } from '../crdt/index.js'
+import { applyRecordOperation, emptyRecordState, INFERRED_STAMP, type RecordState, type Tombstone } from '../crdt/index.js'
 import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
 import { fieldOf, kindSpec, type RecordKind } from './kinds.js'
@@ -77,17 +77,21 @@ function isDeleted(state: RecordState | undefined): boolean {
 function keepsInferredBodies(state: RecordState): boolean {
   const spec = kindSpec(state.kind as RecordKind)
   if (spec.parents.length === 0 || spec.keyFields !== undefined) return false
-  return state.tombstone === undefined || state.tombstone.inferred === true
+  // Under a redaction, its skeleton shows every replica why (the parents it names): the
+  // content goes, as the redaction asks.
+  return state.tombstone === undefined || (state.tombstone.inferred === true && state.tombstone.redaction === undefined)
 }
 
 /**
  * Whether a record's deletion must be kept apart (q:z) for a rebuild: inferred from a parent and
- * its bodies erased, so no event in the log shows it. Every other deletion is replayed from the
+ * its bodies erased (a link), so no event in the log shows it. One standing over a redaction is
+ * shown by the redaction's skeleton. Every other deletion is replayed from the
  * log in the run where it fell; starting such a record deleted would change the as-of versions
  * of records that depend on it (an old version's successor, say).
  */
 function needsKeeping(state: RecordState): boolean {
-  return state.tombstone?.op === 'delete' && state.tombstone.inferred === true && !keepsInferredBodies(state)
+  const tombstone = state.tombstone
+  return tombstone?.op === 'delete' && tombstone.inferred === true && tombstone.redaction === undefined && !keepsInferredBodies(state)
 }
 
 /** Whether a record is deleted and keeps the bodies of its content all the same (keepsInferredBodies). */
@@ -363,14 +367,9 @@ export class ProjectionBatch {
       }
       await this.load([...parentsOf.values()].flat())
       for (const [id, parents] of parentsOf) {
-        const deletedParent = parents
-          .map((parent) => ({ parent, tombstone: this.loaded.get(parent)?.tombstone }))
-          .filter((entry): entry is { parent: string; tombstone: Tombstone } => entry.tombstone?.op === 'delete')
-          .sort((a, b) => (a.parent < b.parent ? -1 : 1))[0]
-        if (!deletedParent) continue
-        const { tombstone } = deletedParent
-        const next = applyRecordOperation(this.loaded.get(id) as RecordState, { type: 'tombstone', op: 'delete', record: tombstone.record, derivedFrom: deletedParent.parent, inferred: true }, {
-          stamp: tombstone.stamp, vector: {}, mergeClassOf: () => undefined,
+        if (!parents.some((parent) => isDeleted(this.loaded.get(parent)))) continue
+        const next = applyRecordOperation(this.loaded.get(id) as RecordState, { type: 'tombstone', op: 'delete', record: {}, inferred: true }, {
+          stamp: INFERRED_STAMP, vector: {}, mergeClassOf: () => undefined,
         })
         this.put(id, next.state)
       }
