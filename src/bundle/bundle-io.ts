@@ -8,7 +8,7 @@
  */
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
-import { assertOneOf, assertOptions } from '../assert.js'
+import { assertNonEmptyString, assertOneOf, assertOptions } from '../assert.js'
 import { InputError } from '../errors.js'
 import { parseJson } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
@@ -42,6 +42,11 @@ export interface ImportOptions {
   readonly format?: BundleFormat
   /** Import another system's export through its adapter instead of a bundle. */
   readonly from?: SourceName
+  /**
+   * With `from`: who produced the export, for sources that do not say (a transfer text from
+   * `chatgpt`, `claude`, `gemini`…; kept as the episodes' `transfer_source`).
+   */
+  readonly source?: string
   /** `.mem` and `.pam`: the bundle must be signed by one of these keys (hex). */
   readonly trustedKeys?: readonly string[]
   readonly onProgress?: (phase: 'verify' | 'import', done: number, total: number) => void
@@ -98,13 +103,22 @@ export async function detectBundleFormat(source: string): Promise<BundleFormat> 
 }
 
 export async function importMemory(memory: Memory, source: string, options: ImportOptions = {}): Promise<ImportReport> {
-  const raw = assertOptions(options, ['format', 'from', 'trustedKeys', 'onProgress'], 'options') as ImportOptions
+  const raw = assertOptions(options, ['format', 'from', 'source', 'trustedKeys', 'onProgress'], 'options') as ImportOptions
+  const producer = raw.source === undefined ? undefined : assertNonEmptyString(raw.source, 'options.source')
   if (raw.from !== undefined) {
     if (raw.format !== undefined || raw.trustedKeys !== undefined) throw new InputError('CONFLICTING_OPTIONS', 'an adapter import (from) takes no format or trusted keys', { field: 'options.from' })
-    return { format: 'source', ...(await importFromSource(memory, source, { from: raw.from, ...(raw.onProgress ? { onProgress: (done, total) => raw.onProgress?.('import', done, total) } : {}) })) }
+    return {
+      format: 'source',
+      ...(await importFromSource(memory, source, {
+        from: raw.from,
+        ...(producer !== undefined ? { source: producer } : {}),
+        ...(raw.onProgress ? { onProgress: (done, total) => raw.onProgress?.('import', done, total) } : {}),
+      })),
+    }
   }
+  if (producer !== undefined) throw new InputError('UNSUPPORTED_OPTION', 'source names who produced another system\'s export; it applies with from', { field: 'options.source' })
   const format = raw.format === undefined ? await detectBundleFormat(source) : assertOneOf(raw.format, BUNDLE_FORMATS, 'options.format')
-  const { format: _format, ...rest } = raw
+  const { format: _format, source: _source, ...rest } = raw
   if (format === 'mem') return { format, ...(await importMem(memory, source, rest)) }
   if (format === 'pam') return { format, ...(await importPam(memory, source, rest)) }
   if (raw.trustedKeys !== undefined) throw new InputError('UNSUPPORTED_OPTION', 'a log snapshot is authenticated by its event signatures and the space\'s grants, not trusted keys', { field: 'options.trustedKeys' })

@@ -643,6 +643,17 @@ describe('PAM artifacts', () => {
 })
 
 describe('adapters through import({ from })', () => {
+  it('transfer: options.source names who produced the text; it applies with from only', async () => {
+    const memory = await open()
+    const text = path.join(tempDir(), 'memories.txt')
+    writeFileSync(text, '- [2026-01-15] Leads the data team.\n')
+    const report = await memory.import(text, { from: 'transfer', source: 'claude' })
+    const id = report.format === 'source' ? (await memory.query({ kind: 'episode' })).records[0]?.id : undefined
+    expect((await memory.get(id as string))?.metadata).toMatchObject({ transfer_source: 'claude' })
+    expect(await rejection(memory.import(text, { source: 'claude' }))).toMatchObject({ code: 'UNSUPPORTED_OPTION', where: { field: 'options.source' } })
+    expect(await rejection(memory.import(text, { from: 'transfer', source: '' }))).toMatchObject({ code: 'EMPTY', where: { field: 'options.source' } })
+  })
+
   it('mem0: imports the sample, and importing it again writes nothing', async () => {
     const memory = await open()
     const sample = path.join(import.meta.dirname, 'adapters', 'samples', 'mem0', 'list.json')

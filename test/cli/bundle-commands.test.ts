@@ -369,6 +369,15 @@ describe('signed bundles and --trusted-key', () => {
 })
 
 describe('cairn import --from', () => {
+  it('takes who produced a transfer text from --source', async () => {
+    const home = await newHome()
+    const text = path.join(await tempDir(), 'memories.txt')
+    await writeFile(text, '- [2026-01-15] Leads the data team.\n- Has a cat named Pixel\n')
+    ok(await run(['import', text, '--from', 'transfer', '--source', 'gemini', '--dir', home.dir]))
+    const stored = await records(home.dir)
+    expect(stored.map((record) => (record.metadata as Record<string, string>).transfer_source)).toEqual(['gemini', 'gemini'])
+  })
+
   it('imports a mem0 export through its adapter, with its warnings, and once only', async () => {
     const home = await newHome()
     const imported = ok(await run(['import', MEM0_SAMPLE, '--from', 'mem0', '--dir', home.dir]))
@@ -463,6 +472,8 @@ describe.concurrent('bad command lines exit 2 with one line naming the flag, bef
     { args: ['export', 'out.pam', '--since', '2024-06-01T00:00:00Z'], code: 'CONFLICTING_FLAGS', names: '(flag --since)' },
     { args: ['import', 'in', '--from', 'mem0', '--trusted-key', OTHER_KEY], code: 'CONFLICTING_FLAGS', names: '(flag --trusted-key)' },
     { args: ['import', 'in', '--from', 'mem0', '--format', 'mem'], code: 'CONFLICTING_FLAGS', names: '(flag --format)' },
+    { args: ['import', 'in', '--source', 'claude'], code: 'CONFLICTING_FLAGS', names: '(flag --source)' },
+    { args: ['import', 'in', '--from', 'transfer', '--source', ' '], code: 'EMPTY', names: '(flag --source)' },
     { args: ['validate', 'in', '--dir', 'x'], code: 'UNKNOWN_FLAG', names: '(flag --dir)' },
     { args: ['import', 'a', 'b'], code: 'UNEXPECTED_ARGUMENT', names: '"b"' },
   ]

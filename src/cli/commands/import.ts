@@ -28,11 +28,21 @@ import { JSON_FLAG } from '../memory-flags.js'
 import { defineOperandCommand } from '../operand-command.js'
 import { usageError } from '../operand-args.js'
 
-type Target = { readonly from: SourceName } | { readonly format: BundleFormat; readonly trustedKeys: readonly string[] }
+type Target = { readonly from: SourceName; readonly source?: string } | { readonly format: BundleFormat; readonly trustedKeys: readonly string[] }
+
+/** --source: a non-empty name. @throws InputError EMPTY (a usage error) */
+function producerFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  const name = value.trim()
+  if (name === '') throw usageError('EMPTY', '--source needs a name (chatgpt, claude, gemini…)', { flag: '--source' })
+  return name
+}
 
 /** The import's source kind, from the flags and (for bundles) the path; before any store is opened. */
-async function targetOf(source: BundlePath, flags: { from: string | undefined; format: string | undefined; 'trusted-key': readonly string[] }): Promise<Target> {
+async function targetOf(source: BundlePath, flags: { from: string | undefined; source: string | undefined; format: string | undefined; 'trusted-key': readonly string[] }): Promise<Target> {
   const from = sourceFlag(flags.from)
+  const producer = producerFlag(flags.source)
+  if (producer !== undefined && from === undefined) throw usageError('CONFLICTING_FLAGS', '--source names who produced another system\'s export; it goes with --from', { flag: '--source' })
   const format = formatFlag(flags.format)
   const trustedKeys = trustedKeysFlag(flags['trusted-key'])
   if (from !== undefined) {
@@ -40,7 +50,7 @@ async function targetOf(source: BundlePath, flags: { from: string | undefined; f
     if (trustedKeys.length > 0) throw usageError('CONFLICTING_FLAGS', 'other systems\' exports carry no signature; --trusted-key is for .mem and PAM bundles', { flag: '--trusted-key' })
     const exists = await fs.stat(source.resolved).then(() => true, () => false)
     if (!exists) throw new InputError('NOT_FOUND', 'no such file or directory', { file: source.given })
-    return { from }
+    return { from, ...(producer !== undefined ? { source: producer } : {}) }
   }
   const detected = format ?? await withBundleErrors(source, () => detectBundleFormat(source.resolved))
   if (detected === 'log' && trustedKeys.length > 0) {
@@ -51,7 +61,7 @@ async function targetOf(source: BundlePath, flags: { from: string | undefined; f
 
 function optionsOf(target: Target, progress: BundleProgress): ImportOptions {
   const verify = { label: 'checking', unit: 'bytes' } as const
-  if ('from' in target) return { from: target.from, onProgress: (_phase, done, total) => progress.update({ label: 'writing', unit: 'records' }, done, total) }
+  if ('from' in target) return { from: target.from, ...(target.source !== undefined ? { source: target.source } : {}), onProgress: (_phase, done, total) => progress.update({ label: 'writing', unit: 'records' }, done, total) }
   const writing = target.format === 'log' ? { label: 'applying', unit: 'events' } as const : { label: 'writing', unit: 'records' } as const
   return {
     format: target.format,
@@ -92,13 +102,14 @@ async function runImport(source: BundlePath, target: Target, dir: string, isJson
 export const importCommand = defineOperandCommand({
   name: 'import',
   summary: 'bring a .mem bundle, log snapshot, PAM artifact or another system\'s export into this home',
-  synopsis: 'import <path> [--format mem|log|pam] [--trusted-key HEX]... [--from SOURCE] [--dir D] [--json]',
+  synopsis: 'import <path> [--format mem|log|pam] [--trusted-key HEX]... [--from SOURCE [--source NAME]] [--dir D] [--json]',
   description: `
 Reads <path> and merges it into this home as ordinary signed events (so it syncs). The format
 is detected: a .pam or .pam.cbor file is a PAM artifact, a directory whose manifest.json says
 "cairn-log" a log snapshot, any other directory with a manifest.json a .mem bundle; --format
 says it outright. With --from SOURCE, <path> is another system's export instead, read by its
-adapter: ${SOURCE_NAMES.join(', ')}.
+adapter: ${SOURCE_NAMES.join(', ')}. --source NAME says who produced such an export when it does
+not say itself (a transfer text from chatgpt, claude, gemini…: the episodes' transfer_source).
 
 Everything is checked before anything is written: checksums, sizes, every line, and signatures.
 With --trusted-key (repeatable), a .mem bundle must carry a manifest signature by one of the
@@ -117,6 +128,7 @@ stderr. A bad input exits 1 naming the file and line, and the home is left uncha
     format: FORMAT_FLAG,
     'trusted-key': TRUSTED_KEY_FLAG,
     from: { type: 'string', valueName: 'SOURCE', description: `read another system's export: ${SOURCE_NAMES.join(', ')}` },
+    source: { type: 'string', valueName: 'NAME', description: 'with --from: who produced the export (transfer text: chatgpt, claude, gemini…)' },
     json: JSON_FLAG,
   },
   async run(flags, operands, context) {
