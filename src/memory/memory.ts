@@ -19,6 +19,7 @@ import {
   formatTimestamp, hashParts, isExpired, isTombstoneBody, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, refuseWriteOnce, TOMBSTONE_ID_PREFIX, validatePatch, type ProjectionFeatures,
   type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
 } from '../projection/index.js'
+import { nameInferredDeletions } from './deletion-naming.js'
 import { planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseTombstoned } from './memory-core.js'
@@ -511,8 +512,18 @@ export class Memory {
     const result = await this.engine.log.ingest(events)
     await this.core.projection.catchUp(result.applied)
     await this.core.projection.bodiesFilled(result.filled)
+    if (result.applied.length > 0) await this.nameDeletions()
     return result
   }
+
+  /** Runs nameInferredDeletions after any run still going, so two never name one record twice. */
+  private nameDeletions(): Promise<number> {
+    const run = this.naming.then(() => nameInferredDeletions(this.core))
+    this.naming = run.catch(() => 0)
+    return run
+  }
+
+  private naming: Promise<number> = Promise.resolve(0)
 
   /**
    * Like `ingest`, but resolves once the events are durable in the log and lets the projection
@@ -535,7 +546,7 @@ export class Memory {
         projection.handOver(applied)
         return result
       }
-      this.core.track(projection.catchUp(applied).then(() => projection.bodiesFilled(filled)))
+      this.core.track(projection.catchUp(applied).then(() => projection.bodiesFilled(filled)).then(() => this.nameDeletions()))
       return result
     }
     // On demand (a relay): late bodies are placed at once (those beyond the cursor wait for the
@@ -552,6 +563,7 @@ export class Memory {
   /** Starts applying, in the background, events the log holds and the records do not show yet (see `ingestDeferred`). */
   applyPending(): void {
     this.core.catchUpInBackground()
+    this.core.trackAfter(() => this.nameDeletions())
   }
 
   /**

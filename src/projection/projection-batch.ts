@@ -489,6 +489,10 @@ export class ProjectionBatch {
         // A deletion the log cannot show is kept apart too, so a rebuild can start from it
         // (projection-keys.ts, q:z): one inferred from a parent whose bodies were erased (a link).
         if (encoded && needsKeeping(state)) this.writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value: encoded })
+        // Deletions no event names yet, for an admin replica to name (q:u).
+        const unnamed = keepsDeletedBodies(state)
+        if (unnamed && !(before && keepsDeletedBodies(before))) this.writes.push({ type: 'put', key: this.keys.unnamedDeletion(id), value: encodeJson(state.kind) })
+        else if (!unnamed && before && keepsDeletedBodies(before)) this.writes.push({ type: 'del', key: this.keys.unnamedDeletion(id) })
       }
       this.diffReferences(id, before, state)
       this.writeConflict(id, sealed, before)

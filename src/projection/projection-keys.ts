@@ -16,6 +16,8 @@
  *   q:x:…                   the full-text index (text-index.ts)
  *   q:F:<kind>:<sha256>     a line of an unknown record kind, kept verbatim, with its first-seen order
  *                           (`<sha256>.<n>` for the nth further copy of the same text)
+ *   q:u:<id>                a record deleted because its parent was, whose bodies are kept until an
+ *                           event names it (its kind): what an admin replica names (memory/deletion-naming.ts)
  *   q:z:<id>                the state of a record deleted because its parent was and whose bodies were
  *                           erased (a link; any such record in a store from before layout 2), kept through
  *                           rebuilds: the log alone could not show it is deleted
@@ -74,6 +76,8 @@ export function projectionKeys(space: string) {
     foreign: (kind: string, hash: string) => `${root}F:${part(kind)}:${hash}`,
     foreignKindPrefix: (kind: string) => `${root}F:${part(kind)}:`,
     foreignPrefix: `${root}F:`,
+    unnamedDeletion: (id: string) => `${root}u:${part(id)}`,
+    unnamedDeletionPrefix: `${root}u:`,
     derivedDeletion: (id: string) => `${root}z:${part(id)}`,
     derivedDeletionPrefix: `${root}z:`,
     end: (prefix: string) => `${prefix}${KEY_RANGE_END}`,

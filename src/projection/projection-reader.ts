@@ -309,6 +309,17 @@ export class ProjectionReader {
     return out
   }
 
+  /**
+   * Records deleted because a parent was, whose bodies are kept (hidden) until an event names
+   * them (q:u), in key order, at most `limit`.
+   */
+  async unnamedDeletions(limit: number): Promise<{ id: string; kind: RecordKind }[]> {
+    const prefix = this.keys.unnamedDeletionPrefix
+    const out: { id: string; kind: RecordKind }[] = []
+    for await (const [key, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix), limit })) out.push({ id: idFromKey(key), kind: decodeJson(value) as RecordKind })
+    return out
+  }
+
   /** Ids of the records whose state names `id` in a parent or reference field (deleted and redacted ones name nothing), in the index's key order. */
   async referrers(id: string): Promise<string[]> {
     const prefix = this.keys.referencePrefix(id)

@@ -263,7 +263,8 @@ describe('forget and redact', () => {
 
   it('keeps a record deleted through its parent deleted across a rebuild; its bodies stay, hidden, until a deletion names it', async () => {
     const { memories } = await openReplicas(3)
-    const [here, there, stale] = memories as [Memory, Memory, Memory]
+    // `here` holds no admin right, so it names nothing itself (deletion-naming.ts).
+    const [there, here, stale] = memories as [Memory, Memory, Memory]
     open.push(...memories)
     await here.remember({ kind: 'fact', id: 'fact_c', episodeID: 'ep_d', subject: 'user', predicate: 'likes', object: 'tea' })
     await stale.ingest(await here.events())

@@ -66,6 +66,15 @@ function projectionOf(memory: Memory): Projection {
   return (memory as unknown as { core: { projection: Projection } }).core.projection
 }
 
+/** The keys under one projection prefix (`q:<part>:`), without it. */
+async function projectionKeys(memory: Memory, part: string): Promise<string[]> {
+  const storage = (memory.log as unknown as { storage: { keys(range: object): AsyncIterable<string> } }).storage
+  const prefix = `${memory.space}:q:${part}:`
+  const out: string[] = []
+  for await (const key of storage.keys({ gte: prefix, lt: `${prefix}\uffff` })) out.push(key.slice(prefix.length))
+  return out
+}
+
 async function projectionDump(memory: Memory): Promise<string> {
   const storage = (memory.log as unknown as { storage: { entries(range: object): AsyncIterable<[string, Uint8Array]> } }).storage
   const root = `${memory.space}:q:`
@@ -185,6 +194,9 @@ describe('memory merge properties', () => {
       expect(new Set(digests).size).toBe(1)
       const statuses = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(['edge_x', 'fact_0', 'fact_1'].map((id) => memory.status(id))))))
       expect(new Set(statuses.map((line) => line.replaceAll('"absent"', '"deleted"'))).size).toBe(1)
+      // The owner (an admin) has named every deletion found through a parent, and that reached
+      // everyone: no replica keeps bodies of a record no event names.
+      for (const memory of memories) expect(await projectionKeys(memory, 'u')).toEqual([])
       // And each replica's projection is what a rebuild from its log stores.
       for (const memory of memories) {
         const incremental = await projectionDump(memory)
@@ -226,10 +238,11 @@ describe('memory merge properties', () => {
       expect(new Set(digests).size).toBe(1)
       const statuses = await Promise.all(memories.map((memory) => memory.status('fact_f')))
       expect(new Set(statuses.map((status) => (status === 'absent' ? 'deleted' : status))).size).toBe(1)
+      for (const memory of memories) expect(await projectionKeys(memory, 'u')).toEqual([])
       for (const memory of memories) {
-        // A redacted record's content is gone from every log (deleted ones may keep it hidden
-        // until a deletion names them).
-        if (statuses[0] === 'redacted') {
+        // A redacted or deleted record's content is gone from every log (the owner named any
+        // deletion found through a parent).
+        if (statuses[0] !== 'visible') {
           for (const envelope of await memory.events()) expect(Buffer.from(envelope.body ?? []).toString('utf8')).not.toContain('secret')
         }
         const incremental = await projectionDump(memory)

@@ -97,6 +97,37 @@ describe('deletion over sync', () => {
     for (const memory of [live, offline, stale, relayCopy]) expect(await memory.digest()).toBe(digest)
   })
 
+  it('a fact a peer wrote offline under an episode the owner forgot is named by the owner when it arrives, and goes from every copy', async () => {
+    const relay = await startRelay(teardown)
+    const owner = await openOwner(teardown)
+    const writer = await openReplica(teardown, owner, { grant: true })
+    const token = tokenFor(owner, writer, { all: true }, ['read', 'write'])
+    const episode = await owner.remember({ kind: 'episode', summary: 'the zanzibar itinerary' })
+    const ownerClient = await startSync(teardown, owner, relay.url)
+    await ownerClient.synced()
+    const first = await startSync(teardown, writer, relay.url, { token })
+    await first.synced()
+    await waitFor(async () => (await writer.get(episode)) !== undefined, 'the writer to hold the episode')
+    await first.close()
+    // Offline, the writer derives a fact from the episode; meanwhile the owner forgets it.
+    const fact = await writer.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'visits', object: 'pemba' })
+    const created = await eventsOf(writer, fact)
+    await owner.forget(episode)
+    const second = await startSync(teardown, writer, relay.url, { token })
+    await second.synced()
+    // The owner finds the fact deleted through its episode and names it; that delete comes back.
+    await waitFor(async () => !(await storeText(writer)).includes('pemba'), 'the writer to lose the fact\'s content')
+    await waitFor(() => JSON.stringify(writer.versionVector()) === JSON.stringify(owner.versionVector()), 'the two to converge')
+    for (const [memory, label] of [[owner, 'owner'], [writer, 'writer']] as const) {
+      await expectErased(memory, [episode, fact], created, label)
+      expect((await memory.tombstones()).some((row) => row.targetID === fact), label).toBe(true)
+    }
+    const relayCopy = await download(teardown, relay.url, owner)
+    expect(relayCopy.versionVector()).toEqual(owner.versionVector())
+    await expectErased(relayCopy, [episode, fact], created, 'relay')
+    expect(await writer.digest()).toBe(await owner.digest())
+  })
+
   it('a peer that joins after the deletion never receives the content', async () => {
     const relay = await startRelay(teardown)
     const owner = await openOwner(teardown)

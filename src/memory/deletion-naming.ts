@@ -1,0 +1,47 @@
+/**
+ * Naming the deletions a replica inferred. A record deleted only because a parent of it is (a
+ * fact created concurrently with its episode's forget) keeps the bodies that show why, hidden,
+ * until an event names it (projection-batch.ts, keepsInferredBodies). A replica holding the
+ * `admin` right names them once it has applied events from elsewhere: it appends a delete of
+ * each, and the bodies are erased on every replica the delete reaches.
+ *
+ * Only admins do it: a relay serves an admin key with full access, so its deletes are never
+ * refused, where a token-scoped writer's delete of a record outside its scope would end its
+ * sync. Several admin devices may name one record concurrently; the tombstone id,
+ * `tomb_` + H("unnamed", id), is the same on each, and the record keeps one tombstone.
+ */
+import type { AppendEntry, JsonValue } from '../log/index.js'
+import { hashParts, MEMORY_OPS, TOMBSTONE_ID_PREFIX } from '../projection/index.js'
+import type { MemoryCore } from './memory-core.js'
+import { signTombstone } from './record-entries.js'
+
+/** Deletes named per signed batch. */
+const NAMING_BATCH = 1000
+
+/** The reason such a delete carries. */
+export const UNNAMED_DELETION_REASON = 'deleted with its parent'
+
+/**
+ * Appends a delete of every record this replica holds deleted through a parent and named by
+ * no event (q:u), if it holds `admin`, and projects them. Returns how many it named. Must not
+ * run inside tracked background work that `core.append` would wait for: it appends directly.
+ */
+export async function nameInferredDeletions(core: MemoryCore): Promise<number> {
+  if (core.projection.features.onDemand || !core.engine.log.rightsOf(core.author).includes('admin')) return 0
+  let named = 0
+  for (;;) {
+    const unnamed = await core.reader.unnamedDeletions(NAMING_BATCH)
+    if (unnamed.length === 0) return named
+    const entries: AppendEntry[] = unnamed.map(({ id, kind }) => {
+      const tombstone = signTombstone(core, {
+        op: 'delete', targetKind: kind, targetID: id, reason: UNNAMED_DELETION_REASON,
+        derived: { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] },
+      }, `${TOMBSTONE_ID_PREFIX}${hashParts('unnamed', id)}`)
+      return { op: MEMORY_OPS.delete, data: { kind, id, tombstone: tombstone as unknown as JsonValue, derived: [] } }
+    })
+    const events = await core.engine.log.appendBatch(core.engine.identity, entries)
+    await core.projection.catchUp(events)
+    named += entries.length
+    // Each delete names its record, so the next read finds the rest.
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * An admin replica names the deletions it infers from a deleted parent (deletion-naming.ts):
+ * the bodies such a record keeps, hidden, go from every replica once its delete arrives.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Memory } from '../../src/memory/index.js'
+import { UNNAMED_DELETION_REASON } from '../../src/memory/deletion-naming.js'
+import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
+
+const open: Memory[] = []
+afterEach(async () => {
+  await closeAll(open.splice(0))
+})
+
+async function replicas(count: number): Promise<Memory[]> {
+  const { memories } = await openReplicas(count)
+  open.push(...memories)
+  return memories
+}
+
+async function bodies(memory: Memory): Promise<string> {
+  return (await memory.events()).map((envelope) => Buffer.from(envelope.body ?? []).toString('utf8')).join('\n')
+}
+
+/** The records this replica holds deleted through a parent and named by no event (q:u). */
+async function unnamed(memory: Memory): Promise<string[]> {
+  const storage = (memory.log as unknown as { storage: { keys(range: object): AsyncIterable<string> } }).storage
+  const prefix = `${memory.space}:q:u:`
+  const out: string[] = []
+  for await (const key of storage.keys({ gte: prefix, lt: `${prefix}\uffff` })) out.push(key.slice(prefix.length))
+  return out
+}
+
+async function deletesOf(memory: Memory, id: string): Promise<number> {
+  return (await memory.events()).filter((envelope) => {
+    const text = Buffer.from(envelope.body ?? []).toString('utf8')
+    return text.includes('"op":"memory.delete"') && text.includes(`"id":"${id}"`)
+  }).length
+}
+
+describe('naming inferred deletions', () => {
+  it('an admin that infers a deletion names it, and the kept bodies go from every replica', async () => {
+    const [owner, writer, other] = await replicas(3) as [Memory, Memory, Memory]
+    await owner.remember({ kind: 'episode', id: 'ep_a', summary: 'about tea' })
+    await exchangeAll([owner, writer, other])
+    await writer.remember({ kind: 'fact', id: 'fact_f', episodeID: 'ep_a', subject: 'user', predicate: 'likes', object: 'oolong' })
+    await deliver(writer, other)
+    await owner.forget('ep_a')
+    // other infers the deletion first: it holds no admin right, so it keeps the bodies, hidden.
+    await deliver(owner, other)
+    expect(await other.status('fact_f')).toBe('deleted')
+    expect(await bodies(other)).toContain('oolong')
+    expect(await unnamed(other)).toEqual(['fact_f'])
+    // The owner infers it when the fact arrives, and names it before ingest returns.
+    await deliver(writer, owner)
+    expect(await deletesOf(owner, 'fact_f')).toBe(1)
+    expect(await unnamed(owner)).toEqual([])
+    await exchangeAll([owner, writer, other])
+    for (const memory of [owner, writer, other]) {
+      expect(await memory.status('fact_f')).toBe('deleted')
+      expect(await bodies(memory)).not.toContain('oolong')
+      expect(await unnamed(memory)).toEqual([])
+      expect((await memory.tombstones()).find((row) => row.targetID === 'fact_f')).toMatchObject({ op: 'delete', targetKind: 'fact', reason: UNNAMED_DELETION_REASON, actor: owner.author })
+    }
+    const digests = await Promise.all([owner, writer, other].map((memory) => memory.digest()))
+    expect(new Set(digests).size).toBe(1)
+    // Named once: delivering everything again writes nothing more.
+    const vector = owner.versionVector()
+    await owner.ingest(await writer.events())
+    expect(owner.versionVector()).toEqual(vector)
+    expect(await deletesOf(owner, 'fact_f')).toBe(1)
+  })
+
+  it('a replica without the admin right names nothing; once granted it, its next ingest names what it kept', async () => {
+    const [owner, first, second] = await replicas(3) as [Memory, Memory, Memory]
+    await first.remember({ kind: 'episode', id: 'ep_a', summary: 'about tea' })
+    await deliver(first, second)
+    await second.remember({ kind: 'fact', id: 'fact_f', episodeID: 'ep_a', subject: 'user', predicate: 'likes', object: 'oolong' })
+    await first.forget('ep_a')
+    await deliver(second, first)
+    await deliver(first, second)
+    for (const memory of [first, second]) {
+      expect(await memory.status('fact_f')).toBe('deleted')
+      expect(await bodies(memory)).toContain('oolong')
+      expect(await unnamed(memory)).toEqual(['fact_f'])
+      expect(await deletesOf(memory, 'fact_f')).toBe(0)
+    }
+    await owner.grant(first.author, ['admin'])
+    await deliver(owner, first)
+    expect(await deletesOf(first, 'fact_f')).toBe(1)
+    await deliver(first, second)
+    for (const memory of [first, second]) {
+      expect(await bodies(memory)).not.toContain('oolong')
+      expect(await unnamed(memory)).toEqual([])
+    }
+  })
+
+  it('two admins that name one record concurrently end with one tombstone on every replica', async () => {
+    const [owner, admin, writer] = await replicas(3) as [Memory, Memory, Memory]
+    await owner.grant(admin.author, ['admin'])
+    await owner.remember({ kind: 'episode', id: 'ep_a', summary: 'about tea' })
+    await exchangeAll([owner, admin, writer])
+    await writer.remember({ kind: 'fact', id: 'fact_f', episodeID: 'ep_a', subject: 'user', predicate: 'likes', object: 'oolong' })
+    await owner.forget('ep_a')
+    await deliver(owner, admin)
+    await deliver(writer, owner)
+    await deliver(writer, admin)
+    expect(await deletesOf(owner, 'fact_f')).toBe(1)
+    expect(await deletesOf(admin, 'fact_f')).toBe(1)
+    await exchangeAll([owner, admin, writer])
+    const rows = await Promise.all([owner, admin, writer].map(async (memory) => JSON.stringify((await memory.tombstones()).filter((row) => row.targetID === 'fact_f'))))
+    expect(new Set(rows).size).toBe(1)
+    expect(JSON.parse(rows[0] as string)).toHaveLength(1)
+    for (const memory of [owner, admin, writer]) expect(await bodies(memory)).not.toContain('oolong')
+  })
+})
