@@ -27,11 +27,16 @@ export const UNNAMED_DELETION_REASON = 'deleted with its parent'
  * run inside tracked background work that `core.append` would wait for: it appends directly.
  */
 export async function nameInferredDeletions(core: MemoryCore): Promise<number> {
-  if (core.projection.features.onDemand || !core.engine.log.rightsOf(core.author).includes('admin')) return 0
-  let named = 0
+  const { projection } = core
+  if (projection.features.onDemand || !projection.mayHoldUnnamed || !core.engine.log.rightsOf(core.author).includes('admin')) return 0
+  // Each delete names its record, so each read finds the rest; one still listed after its delete
+  // (which should not happen) is not named twice, so this ends whatever the store holds.
+  const named = new Set<string>()
   for (;;) {
-    const unnamed = await core.reader.unnamedDeletions(NAMING_BATCH)
-    if (unnamed.length === 0) return named
+    // Cleared before the read: a batch storing an entry meanwhile sets it again.
+    projection.mayHoldUnnamed = false
+    const unnamed = (await core.reader.unnamedDeletions(NAMING_BATCH + named.size)).filter(({ id }) => !named.has(id)).slice(0, NAMING_BATCH)
+    if (unnamed.length === 0) return named.size
     const entries: AppendEntry[] = unnamed.map(({ id, kind }) => {
       const tombstone = signTombstone(core, {
         op: 'delete', targetKind: kind, targetID: id, reason: UNNAMED_DELETION_REASON,
@@ -39,9 +44,13 @@ export async function nameInferredDeletions(core: MemoryCore): Promise<number> {
       }, `${TOMBSTONE_ID_PREFIX}${hashParts('unnamed', id)}`)
       return { op: MEMORY_OPS.delete, data: { kind, id, tombstone: tombstone as unknown as JsonValue, derived: [] } }
     })
-    const events = await core.engine.log.appendBatch(core.engine.identity, entries)
-    await core.projection.catchUp(events)
-    named += entries.length
-    // Each delete names its record, so the next read finds the rest.
+    try {
+      const events = await core.engine.log.appendBatch(core.engine.identity, entries)
+      await projection.catchUp(events)
+    } catch (error) {
+      projection.mayHoldUnnamed = true
+      throw error
+    }
+    for (const { id } of unnamed) named.add(id)
   }
 }

@@ -470,9 +470,10 @@ export class ProjectionBatch {
   /** What each sealed record's deletion had done to its bodies as of its last seal. */
   private readonly deletedBefore = new Map<string, DeletionBodies>()
 
-  /** Everything to write, the bodies to erase, what changed for subscribers, and how many views were added (net). */
-  async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[]; viewDelta: number }> {
+  /** Everything to write, the bodies to erase, what changed for subscribers, how many views were added (net), and whether a q:u entry was. */
+  async finish(meta: { erasing: readonly string[] }): Promise<{ writes: StorageWrite[]; erase: EventId[]; changes: RecordChange[]; viewDelta: number; unnamedAdded: boolean }> {
     let viewDelta = 0
+    let unnamedAdded = false
     for (const id of this.restarted) if (!this.materialized.has(id)) this.runTouched.add(id)
     if (this.runTouched.size > 0) await this.seal()
     const textChanges: TextChange[] = []
@@ -491,8 +492,10 @@ export class ProjectionBatch {
         if (encoded && needsKeeping(state)) this.writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value: encoded })
         // Deletions no event names yet, for an admin replica to name (q:u).
         const unnamed = keepsDeletedBodies(state)
-        if (unnamed && !(before && keepsDeletedBodies(before))) this.writes.push({ type: 'put', key: this.keys.unnamedDeletion(id), value: encodeJson(state.kind) })
-        else if (!unnamed && before && keepsDeletedBodies(before)) this.writes.push({ type: 'del', key: this.keys.unnamedDeletion(id) })
+        if (unnamed && !(before && keepsDeletedBodies(before))) {
+          this.writes.push({ type: 'put', key: this.keys.unnamedDeletion(id), value: encodeJson(state.kind) })
+          unnamedAdded = true
+        } else if (!unnamed && before && keepsDeletedBodies(before)) this.writes.push({ type: 'del', key: this.keys.unnamedDeletion(id) })
       }
       this.diffReferences(id, before, state)
       this.writeConflict(id, sealed, before)
@@ -526,7 +529,7 @@ export class ProjectionBatch {
     if (textChanges.length > 0) for (const write of await this.textIndex.planUpdates(textChanges)) this.writes.push(write)
     const erase = [...new Set([...meta.erasing, ...this.erase])] as EventId[]
     const writes = this.dropped.size === 0 ? this.writes : this.writes.filter((write) => !this.dropped.has(write))
-    return { writes, erase, changes, viewDelta }
+    return { writes, erase, changes, viewDelta, unnamedAdded }
   }
 
   /** After the writes are stored: what the cache may now hold for the records this batch sealed. */

@@ -67,6 +67,11 @@ export class Projection {
   private readonly handedOver = new Map<number, LogEvent>()
   /** Tuning (tests shrink it to exercise many batches). */
   limits: CatchUpLimits = CATCH_UP_LIMITS
+  /**
+   * False once a reader found no q:u entry (deletions no event names) and no batch has stored
+   * one since: lets admins skip reading for them after every ingest (deletion-naming.ts).
+   */
+  mayHoldUnnamed = true
 
   private constructor(readonly storage: LogStorage, readonly log: SpaceLog, readonly features: ProjectionFeatures) {
     this.keys = projectionKeys(log.space)
@@ -487,7 +492,7 @@ export class Projection {
    * withdrawal's replay takes its records (`withdrawn`) off the meta's `withdrawing`.
    */
   private async store(batch: ProjectionBatch, cursor: number, withdrawn?: ReadonlySet<string>): Promise<RecordChange[]> {
-    const { writes, erase, changes, viewDelta } = await batch.finish(this.meta)
+    const { writes, erase, changes, viewDelta, unnamedAdded } = await batch.finish(this.meta)
     const pending = this.meta.withdrawing
     const remaining = pending?.ids.filter((id) => !withdrawn?.has(id)) ?? []
     const withdrawing = pending && remaining.length > 0 ? { ...pending, ids: remaining } : undefined
@@ -504,6 +509,7 @@ export class Projection {
     else await this.storage.write(writes)
     batch.cacheStoredRecords()
     this.meta = meta
+    if (unnamedAdded) this.mayHoldUnnamed = true
     if (erase.length > 0) await this.finishErasure()
     if (changes.length > 0) this.listeners.emit('records-changed', { changes, cursor })
     return changes
