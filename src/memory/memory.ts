@@ -506,7 +506,11 @@ export class Memory {
     await this.core.settled()
   }
 
-  /** Verifies and applies events from another replica; returns what the log did. */
+  /**
+   * Verifies and applies events from another replica; returns what the log did. On a replica
+   * holding `admin`, it then names any record it found deleted through a parent and no event
+   * names (one delete each, appended before it returns; deletion-naming.ts).
+   */
   async ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
     await this.core.settled()
     const result = await this.engine.log.ingest(events)
