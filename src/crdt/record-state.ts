@@ -9,14 +9,12 @@
  *   text            Automerge document (collaborative-text.ts)
  *
  * Delete wins forever: once a record holds a delete tombstone, no operation but another tombstone
- * touches it again, and between tombstones a fixed order decides (`mergeTombstones`; a redact
- * tombstone keeps the skeleton, a delete overrides it unless it was only inferred from a
- * parent). Operations on such a record are reported as `ignored`, so the caller can erase the
- * bodies that carried them.
+ * touches it again, and between tombstones a fixed order decides (`tombstoneBeats`; a redact
+ * tombstone keeps the skeleton, a delete overrides it). Operations on such a record
+ * are reported as `ignored`, so the caller can erase the bodies that carried them.
  *
  * Every function is pure and the result depends only on the set of operations, not their order,
- * given causal delivery (which the log guarantees), and given that the caller infers a deletion
- * from a deleted parent again whenever a record's parents change (a redaction replaces them).
+ * given causal delivery (which the log guarantees).
  */
 import type { JsonValue } from '../log/index.js'
 import { addToSet, removeFromSet, type AddWinsSet } from './add-wins-set.js'
@@ -43,11 +41,6 @@ export interface Tombstone {
    * It holds nothing of the parent or its tombstone (an empty record and INFERRED_STAMP).
    */
   readonly inferred?: true
-  /**
-   * Under an inferred deletion: the redaction beneath it (the strongest seen), whose skeleton
-   * named the deleted parent (`mergeTombstones`).
-   */
-  readonly redaction?: Tombstone
 }
 
 export interface RecordState {
@@ -188,39 +181,12 @@ function reachOf(tombstone: { readonly derivedFrom?: string; readonly inferred?:
  * Which of two tombstones a record keeps: a delete beats a redaction; a direct delete beats one
  * named in another deletion, which beats one inferred from a deleted parent (a replica that saw
  * the stronger one first never derives another); then the earlier stamp. A total order, so every
- * replica keeps the same one whatever the arrival order (inferred ones are all alike). Redactions
- * against inferred deletions: `mergeTombstones`.
+ * replica keeps the same one whatever the arrival order (inferred ones are all alike).
  */
 function tombstoneBeats(a: TombstoneRank, b: TombstoneRank): boolean {
   if (a.op !== b.op) return a.op === 'delete'
   if (a.reach !== b.reach) return a.reach < b.reach
   return compareStamps(a.stamp, b.stamp) < 0
-}
-
-function rankOf(tombstone: Tombstone): TombstoneRank {
-  return { op: tombstone.op, reach: reachOf(tombstone), stamp: tombstone.stamp }
-}
-
-function stronger(a: Tombstone, b: Tombstone): Tombstone {
-  return tombstoneBeats(rankOf(a), rankOf(b)) ? a : b
-}
-
-/**
- * The tombstone a record keeps once `incoming` meets what it held. A direct or named deletion
- * beats everything (`tombstoneBeats`). A redaction beats a deletion inferred from a parent: its
- * skeleton fixes the record's parents, and the caller infers the deletion again (with the
- * redaction kept beneath it) if a parent the skeleton names is deleted. Otherwise a replica that
- * found the record deleted through a parent only a concurrent create of the same id named, before
- * the redaction arrived, would stay deleted, while the redactor (which drops that create as
- * content of a redacted record) kept the skeleton.
- */
-function mergeTombstones(existing: Tombstone | undefined, incoming: Tombstone): Tombstone {
-  if (!existing) return incoming
-  const weak = (tombstone: Tombstone): boolean => tombstone.op === 'redact' || tombstone.inferred === true
-  if (!weak(existing) || !weak(incoming)) return stronger(incoming, existing)
-  const beneath = existing.op === 'redact' ? existing : existing.redaction
-  if (incoming.op === 'redact') return beneath ? stronger(incoming, beneath) : incoming
-  return beneath ? { ...incoming, redaction: beneath } : existing
 }
 
 /** The parent ids that lost their field after a create or patch (winners before it, or written by it). */
@@ -301,13 +267,17 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       state.supersessions = [...state.supersessions, { ...operation.supersession, stamp, vector: context.vector }]
       break
     case 'tombstone': {
-      const incoming: Tombstone = {
-        op: operation.op, record: operation.record, stamp,
-        ...(operation.skeleton ? { skeleton: operation.skeleton } : {}),
-        ...(operation.derivedFrom !== undefined ? { derivedFrom: operation.derivedFrom } : {}),
-        ...(operation.inferred ? { inferred: true as const } : {}),
+      const existing = state.tombstone
+      const incoming = { op: operation.op, reach: reachOf(operation), stamp }
+      const stronger = !existing || tombstoneBeats(incoming, { op: existing.op, reach: reachOf(existing), stamp: existing.stamp })
+      if (stronger) {
+        state.tombstone = {
+          op: operation.op, record: operation.record, stamp,
+          ...(operation.skeleton ? { skeleton: operation.skeleton } : {}),
+          ...(operation.derivedFrom !== undefined ? { derivedFrom: operation.derivedFrom } : {}),
+          ...(operation.inferred ? { inferred: true as const } : {}),
+        }
       }
-      state.tombstone = mergeTombstones(state.tombstone, incoming)
       // The content is gone: only what blocks resurrection (and the redaction skeleton) is kept,
       // so a replica that never saw the content (its bodies erased) holds the same state.
       delete state.created

@@ -516,7 +516,7 @@ export class Memory {
     const result = await this.engine.log.ingest(events)
     await this.core.projection.catchUp(result.applied)
     await this.core.projection.bodiesFilled(result.filled)
-    if (result.applied.length > 0) await this.nameDeletions()
+    if (result.applied.length > 0 || result.filled.length > 0) await this.nameDeletions()
     return result
   }
 

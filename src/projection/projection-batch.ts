@@ -77,21 +77,17 @@ function isDeleted(state: RecordState | undefined): boolean {
 function keepsInferredBodies(state: RecordState): boolean {
   const spec = kindSpec(state.kind as RecordKind)
   if (spec.parents.length === 0 || spec.keyFields !== undefined) return false
-  // Under a redaction, its skeleton shows every replica why (the parents it names): the
-  // content goes, as the redaction asks.
-  return state.tombstone === undefined || (state.tombstone.inferred === true && state.tombstone.redaction === undefined)
+  return state.tombstone === undefined || state.tombstone.inferred === true
 }
 
 /**
  * Whether a record's deletion must be kept apart (q:z) for a rebuild: inferred from a parent and
- * its bodies erased (a link), so no event in the log shows it. One standing over a redaction is
- * shown by the redaction's skeleton. Every other deletion is replayed from the
- * log in the run where it fell; starting such a record deleted would change the as-of versions
- * of records that depend on it (an old version's successor, say).
+ * its bodies erased (a link), so no event in the log shows it. Every other deletion is replayed
+ * from the log in the run where it fell; starting such a record deleted would change the as-of
+ * versions of records that depend on it (an old version's successor, say).
  */
 function needsKeeping(state: RecordState): boolean {
-  const tombstone = state.tombstone
-  return tombstone?.op === 'delete' && tombstone.inferred === true && tombstone.redaction === undefined && !keepsInferredBodies(state)
+  return state.tombstone?.op === 'delete' && state.tombstone.inferred === true && !keepsInferredBodies(state)
 }
 
 /** Whether a record is deleted and keeps the bodies of its content all the same (keepsInferredBodies). */

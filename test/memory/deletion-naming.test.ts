@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Memory } from '../../src/memory/index.js'
+import { AuthError } from '../../src/errors.js'
 import { UNNAMED_DELETION_REASON } from '../../src/memory/deletion-naming.js'
 import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
 
@@ -93,6 +94,27 @@ describe('naming inferred deletions', () => {
       expect(await bodies(memory)).not.toContain('oolong')
       expect(await unnamed(memory)).toEqual([])
     }
+  })
+
+  it('a refused naming (the right revoked meanwhile) fails nothing, and the next ingest tries again', async () => {
+    const [owner, writer] = await replicas(2) as [Memory, Memory]
+    await owner.remember({ kind: 'episode', id: 'ep_a', summary: 'about tea' })
+    await deliver(owner, writer)
+    await writer.remember({ kind: 'fact', id: 'fact_f', episodeID: 'ep_a', subject: 'user', predicate: 'likes', object: 'oolong' })
+    await owner.forget('ep_a')
+    const log = owner.log as unknown as { appendBatch: (...args: unknown[]) => Promise<unknown> }
+    const appendBatch = log.appendBatch
+    log.appendBatch = async () => {
+      throw new AuthError('NOT_AUTHORIZED', 'no write right')
+    }
+    await deliver(writer, owner)
+    log.appendBatch = appendBatch
+    expect(await deletesOf(owner, 'fact_f')).toBe(0)
+    expect(await unnamed(owner)).toEqual(['fact_f'])
+    await writer.remember({ kind: 'episode', summary: 'later' })
+    await deliver(writer, owner)
+    expect(await deletesOf(owner, 'fact_f')).toBe(1)
+    expect(await unnamed(owner)).toEqual([])
   })
 
   it('two admins that name one record concurrently end with one tombstone on every replica', async () => {

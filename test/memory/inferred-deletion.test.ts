@@ -216,46 +216,6 @@ describe('deletions found through a parent', () => {
     expect(await projectionDump(m)).toBe(before)
   })
 
-  it('a redaction fixes the parents: a same-id create naming another parent, forgotten, deletes it on no replica', async () => {
-    const { memories, tick } = await replicas(4)
-    const [o, x, y, r] = memories as [Memory, Memory, Memory, Memory]
-    await o.remember({ kind: 'episode', id: 'ep_1', summary: 'one' })
-    await o.remember({ kind: 'episode', id: 'ep_2', summary: 'two' })
-    await exchangeAll(memories)
-    tick()
-    await x.remember({ kind: 'fact', id: 'fact_f', episodeID: 'ep_1', subject: 'user', predicate: 'likes', object: 'tea' })
-    tick()
-    await y.remember({ kind: 'fact', id: 'fact_f', episodeID: 'ep_2', subject: 'user', predicate: 'likes', object: 'coffee' })
-    // r holds both creates: ep_2 wins the field, ep_1 is a parent it once named.
-    await deliver(x, r)
-    await deliver(y, r)
-    tick()
-    await x.redact('fact_f') // its skeleton names ep_1
-    await o.forget('ep_2') // o never saw fact_f: nothing names it
-    // r finds fact_f deleted through ep_2, then sees the redaction.
-    await deliver(o, r)
-    expect(await r.status('fact_f')).toBe('deleted')
-    await deliver(x, r)
-    // x sees y's create after its redaction, then the forget of ep_2.
-    await deliver(y, x)
-    await deliver(o, x)
-    await exchangeAll(memories)
-    for (const memory of memories) expect(await memory.status('fact_f')).toBe('redacted')
-    await expectSameMemory(memories)
-    for (const memory of memories) {
-      expect(await bodies(memory)).not.toContain('coffee')
-      const before = await projectionDump(memory)
-      await memory.rebuild()
-      expect(await projectionDump(memory)).toBe(before)
-    }
-    // Forgetting the parent the skeleton names deletes it everywhere.
-    tick()
-    await o.forget('ep_1')
-    await exchangeAll(memories)
-    for (const memory of memories) expect(await memory.status('fact_f')).toBe('deleted')
-    await expectSameMemory(memories)
-  })
-
   it('is the same deletion whichever parent, or which of a parent\'s tombstones, a replica found first (and rebuild agrees)', async () => {
     const { memories, tick } = await replicas(5)
     const [o, x, y, z, r] = memories as [Memory, Memory, Memory, Memory, Memory]
