@@ -292,8 +292,12 @@ export class RelayEndpoint implements SyncEndpoint {
     const { id, kind, op } = facts
     const before = await this.known(id, frame)
     if (before.status === 'deleted') {
-      // Its tombstone blocks any change, but a second deletion still takes the records its
+      // Its tombstone blocks any change here, but a second deletion still takes the records its
       // `derived` list names: the permissions hold as for any record, and so do those records' checks.
+      // The scope too, as far as a deleted record shows it: a replica the deletion has not reached
+      // yet would take the write (a redaction with a skeleton of the writer's choosing, say).
+      if (before.kind !== undefined && before.kind !== kind) refuse(`record ${id} is a ${before.kind}, not a ${kind}`)
+      if (!mayHaveBeenInScope(token.scope, { id, kind })) refuse(`record ${id} is outside the token's scope`)
       if (!hasPermission(token, 'write')) refuse('with derive and no write, a token only creates new records')
       if (TOMBSTONE_OPS.includes(op) && !hasPermission(token, 'redact')) refuse('deleting and redacting need the redact permission')
       frame.set(id, before)

@@ -413,6 +413,26 @@ describe('what a deleted record still allows', () => {
     }
   })
 
+  it('a write to a deleted record is judged by the scope it may have had: an episode writer cannot redact a deleted fact', async () => {
+    const lib = await library()
+    // A replica the deletion has not reached would take such a redaction, skeleton and all.
+    await lib.owner.forget(lib.ids.fact)
+    const forged = await offlineWriter(lib, { kinds: ['episode'] }, ['read', 'write', 'redact'], async (memory, sign) => {
+      const tombstone = { id: 'tomb_00000000000000f1', op: 'redact', targetKind: 'fact', targetID: lib.ids.fact, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
+      await sign('memory.redact', { kind: 'fact', id: lib.ids.fact, tombstone, skeleton: { id: lib.ids.fact, subject: 'user', predicate: 'says', object: 'forged' }, derived: [] })
+    })
+    expect(forged.outcome?.code).toBe('PERMISSION_DENIED')
+    expect(forged.outcome?.message).toMatch(/outside the token's scope/)
+    expect(forged.ownerChanged).toBe(false)
+    // A writer whose scope reaches the kind still writes to it (its redaction changes nothing here).
+    const honest = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write', 'redact'], async (memory, sign) => {
+      const tombstone = { id: 'tomb_00000000000000f2', op: 'delete', targetKind: 'fact', targetID: lib.ids.fact, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
+      await sign('memory.delete', { kind: 'fact', id: lib.ids.fact, tombstone, derived: [] })
+    })
+    expect(honest.outcome).toBeUndefined()
+    expect(await lib.owner.status(lib.ids.fact)).toBe('deleted')
+  })
+
   it('a reader whose token narrowed still gets the deletion of what it held under the wider one', async () => {
     const lib = await library()
     const reader = await openReplica(teardown, lib.owner)
