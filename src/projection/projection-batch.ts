@@ -374,7 +374,9 @@ export class ProjectionBatch {
       // created or changed (in an earlier run of it) are found in its states.
       // Each deleted record's referrers are queued once per seal (a reference cycle would
       // otherwise go round for ever).
-      const newlyDeleted = frontier.filter((id) => !reported.has(id) && isDeleted(this.loaded.get(id)) && !isDeleted(this.original.get(id)))
+      // Deleted since the run began (as of its last seal, or the batch's start): a tombstone
+      // landing on a record an earlier run of this batch deleted changes nothing for its referrers.
+      const newlyDeleted = frontier.filter((id) => !reported.has(id) && isDeleted(this.loaded.get(id)) && (this.deletedBefore.get(id) ?? deletionBodies(this.original.get(id))) === 'none')
       for (const id of newlyDeleted) reported.add(id)
       const next: string[] = []
       const queued = new Set<string>()

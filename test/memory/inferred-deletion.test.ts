@@ -249,6 +249,28 @@ describe('deletions found through a parent', () => {
     }
   })
 
+  it('a redaction arriving for a record this replica already deleted adds no version to what depends on it (and rebuild agrees)', async () => {
+    const { memories, tick } = await replicas(2)
+    const [a, b] = memories as [Memory, Memory]
+    tick()
+    await b.remember({ kind: 'fact', id: 'fact_0', episodeID: 'ep_0', subject: 'user', predicate: 'likes', object: 'tea' })
+    tick()
+    await b.supersede('fact_0', { id: 'fact_2', episodeID: 'ep_0', subject: 'user', predicate: 'likes', object: 'coffee' })
+    await deliver(b, a)
+    tick()
+    await a.redact('fact_2')
+    await b.forget('fact_2')
+    tick()
+    // Applied in a later run than the forget: fact_2 was deleted already, so fact_0 (whose
+    // successor it is) has nothing new to show.
+    await deliver(a, b)
+    const before = await projectionDump(b)
+    await b.rebuild()
+    expect(await projectionDump(b)).toBe(before)
+    await exchangeAll(memories)
+    await expectSameMemory(memories)
+  })
+
   it('a link looked at before its fact is found deleted, in the same run, is deleted too (and rebuild agrees)', async () => {
     const { memories } = await replicas(2)
     const [a, b] = memories as [Memory, Memory]
