@@ -66,6 +66,21 @@ function projectionOf(memory: Memory): Projection {
   return (memory as unknown as { core: { projection: Projection } }).core.projection
 }
 
+/**
+ * Everyone sends to everyone twice, in an order of the seed's choosing; then every replica
+ * shows the same memory and the same status of each of `ids` (absent counts as deleted).
+ * Returns those statuses.
+ */
+async function exchangeShuffled(memories: readonly Memory[], random: SeededRandom, ids: readonly string[]): Promise<string[]> {
+  const pairs = memories.flatMap((from) => memories.filter((to) => to !== from).map((to) => [from, to] as const))
+  for (let round = 0; round < 2; round++) for (const [from, to] of random.shuffle(pairs)) await deliver(from, to, random)
+  const digests = await Promise.all(memories.map((memory) => memory.digest()))
+  expect(new Set(digests).size).toBe(1)
+  const statuses = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(ids.map((id) => memory.status(id))))))
+  expect(new Set(statuses.map((line) => line.replaceAll('"absent"', '"deleted"'))).size).toBe(1)
+  return JSON.parse(statuses[0] as string) as string[]
+}
+
 /** The keys under one projection prefix (`q:<part>:`), without it. */
 async function projectionKeys(memory: Memory, part: string): Promise<string[]> {
   const storage = (memory.log as unknown as { storage: { keys(range: object): AsyncIterable<string> } }).storage
@@ -187,13 +202,7 @@ describe('memory merge properties', () => {
           if (!(error instanceof CairnError) || !EXPECTED.has(error.code)) throw error
         }
       }
-      // Everyone sends to everyone, in an order of the seed's choosing.
-      const pairs = memories.flatMap((from) => memories.filter((to) => to !== from).map((to) => [from, to] as const))
-      for (let round = 0; round < 2; round++) for (const [from, to] of random.shuffle(pairs)) await deliver(from, to, random)
-      const digests = await Promise.all(memories.map((memory) => memory.digest()))
-      expect(new Set(digests).size).toBe(1)
-      const statuses = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(['edge_x', 'fact_0', 'fact_1'].map((id) => memory.status(id))))))
-      expect(new Set(statuses.map((line) => line.replaceAll('"absent"', '"deleted"'))).size).toBe(1)
+      await exchangeShuffled(memories, random, ['edge_x', 'fact_0', 'fact_1'])
       // The owner (an admin) has named every deletion found through a parent, and that reached
       // everyone: no replica keeps bodies of a record no event names.
       for (const memory of memories) expect(await projectionKeys(memory, 'u')).toEqual([])
@@ -232,13 +241,7 @@ describe('memory merge properties', () => {
           if (!(error instanceof CairnError) || !EXPECTED.has(error.code)) throw error
         }
       }
-      const pairs = memories.flatMap((from) => memories.filter((to) => to !== from).map((to) => [from, to] as const))
-      for (let round = 0; round < 2; round++) for (const [from, to] of random.shuffle(pairs)) await deliver(from, to, random)
-      const digests = await Promise.all(memories.map((memory) => memory.digest()))
-      expect(new Set(digests).size).toBe(1)
-      const statuses = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(['fact_f', 'fact_g'].map((id) => memory.status(id))))))
-      expect(new Set(statuses.map((line) => line.replaceAll('"absent"', '"deleted"'))).size).toBe(1)
-      const [f, g] = JSON.parse(statuses[0] as string) as string[]
+      const [f, g] = await exchangeShuffled(memories, random, ['fact_f', 'fact_g'])
       for (const memory of memories) expect(await projectionKeys(memory, 'u')).toEqual([])
       for (const memory of memories) {
         // A redacted or deleted record's content is gone from every log (the owner named any
