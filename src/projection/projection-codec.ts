@@ -62,8 +62,10 @@ export interface ProjectionMeta {
  *   1  (unnumbered)
  *   2  successors (supersededBy candidates) and the ids an episode lists in
  *      `metadata.cairn_derived` are in the reference index (q:r)
+ *   3  deletions found through a parent that no event names are listed (q:u); a layout-2
+ *      store gains the list from its states when it opens (no rebuild)
  */
-export const PROJECTION_LAYOUT = 2
+export const PROJECTION_LAYOUT = 3
 
 export function encodeMeta(meta: ProjectionMeta): Uint8Array {
   return packr.pack(meta)

@@ -11,7 +11,7 @@ import type { LogStorage, StorageWrite } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
-import { decodeJson, decodeMeta, decodeState, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
+import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
 import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS } from './operations.js'
 import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
@@ -84,12 +84,35 @@ export class Projection {
     projection.meta = decodeMeta(await storage.get(projection.keys.meta))
     // Written by an older version (what it stored is not what this one reads, PROJECTION_LAYOUT),
     // or a rebuild that did not finish.
-    if ((projection.meta.layout ?? 1) < PROJECTION_LAYOUT || projection.meta.rebuilding !== undefined) await projection.rebuild()
+    const layout = projection.meta.layout ?? 1
+    if (layout < 2 || projection.meta.rebuilding !== undefined) await projection.rebuild()
+    else if (layout < PROJECTION_LAYOUT) await projection.listUnnamedDeletions()
     if (!features.onDemand) {
       await projection.catchUp()
       await projection.resume()
     }
     return projection
+  }
+
+  /**
+   * Layout 2 → 3: lists, from the stored states, the deletions found through a parent that no
+   * event names (q:u, what admins name; memory/deletion-naming.ts). A crash part way leaves
+   * layout 2, and the next open lists them again.
+   */
+  private async listUnnamedDeletions(): Promise<void> {
+    let writes: StorageWrite[] = []
+    const prefix = this.keys.statePrefix
+    for await (const [key, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
+      const state = decodeState(value, key)
+      if (keepsDeletedBodies(state)) writes.push({ type: 'put', key: this.keys.unnamedDeletion(state.id), value: encodeJson(state.kind) })
+      if (writes.length >= 10_000) {
+        await this.storage.write(writes)
+        writes = []
+      }
+    }
+    this.meta = { ...this.meta, layout: PROJECTION_LAYOUT }
+    writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) })
+    await this.storage.write(writes)
   }
 
   /**

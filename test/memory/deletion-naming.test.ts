@@ -117,6 +117,43 @@ describe('naming inferred deletions', () => {
     expect(await unnamed(owner)).toEqual([])
   })
 
+  it('a store of layout 2 lists the deletions it kept when it opens, and its admin names them at the next ingest', async () => {
+    const { LogStore, Identity } = await import('../../src/log/index.js')
+    const { decodeMeta, encodeMeta } = await import('../../src/projection/projection-codec.js')
+    const { Memory: MemoryClass } = await import('../../src/memory/index.js')
+    const store = await LogStore.open()
+    const identity = Identity.generate()
+    const log = await store.createSpace(identity)
+    const owner = await MemoryClass.attach(store, log.space, identity)
+    const writer = await MemoryClass.open({ space: owner.space })
+    open.push(writer)
+    await owner.grant(writer.author)
+    await owner.remember({ kind: 'episode', id: 'ep_a', summary: 'about tea' })
+    await writer.ingest(await owner.events())
+    await writer.remember({ kind: 'fact', id: 'fact_f', episodeID: 'ep_a', subject: 'user', predicate: 'likes', object: 'oolong' })
+    await owner.forget('ep_a')
+    // As the previous version did: it keeps the fact's bodies and names nothing...
+    const rightsOf = owner.log.rightsOf.bind(owner.log)
+    owner.log.rightsOf = () => []
+    await owner.ingest(await writer.events(owner.versionVector()))
+    owner.log.rightsOf = rightsOf
+    await owner.close()
+    // ...and lists nothing, at layout 2.
+    const metaKey = `${log.space}:q:m`
+    const listed = `${log.space}:q:u:fact_f`
+    await store.storage.write([{ type: 'del', key: listed }, { type: 'put', key: metaKey, value: encodeMeta({ ...decodeMeta(await store.storage.get(metaKey)), layout: 2 }) }])
+    const reopened = await MemoryClass.attach(store, log.space, identity)
+    open.push(reopened)
+    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(3)
+    expect(await unnamed(reopened)).toEqual(['fact_f'])
+    expect(await bodies(reopened)).toContain('oolong')
+    await writer.remember({ kind: 'episode', summary: 'later' })
+    await reopened.ingest(await writer.events(reopened.versionVector()))
+    expect(await deletesOf(reopened, 'fact_f')).toBe(1)
+    expect(await bodies(reopened)).not.toContain('oolong')
+    expect(await unnamed(reopened)).toEqual([])
+  })
+
   it('two admins that name one record concurrently end with one tombstone on every replica', async () => {
     const [owner, admin, writer] = await replicas(3) as [Memory, Memory, Memory]
     await owner.grant(admin.author, ['admin'])
