@@ -321,14 +321,9 @@ export class SyncClient {
       // What this replica holds now matches this access; a later sync with another asks again.
       void this.memory.log.setLocalSetting(SYNCED_ACCESS_SETTING, access).catch(() => undefined)
       if (this.options.live === false) {
-        // What the catch-up set off here may append events (an admin names the deletions it
-        // inferred, deletion-naming.ts): they go out before the connection closes.
-        void this.memory.settled().catch(() => undefined).then(() => session.drained()).then(() => {
-          if (this.stopped) return
-          this.stopped = true
-          this.setStatus('closed')
-          transport.close(CLOSE_NORMAL, 'done')
-        })
+        this.stopped = true
+        this.setStatus('closed')
+        transport.close(CLOSE_NORMAL, 'done')
       } else this.setStatus('live')
     })
     session.on('closed', ({ error }) => {

@@ -316,13 +316,6 @@ export class SyncSession {
     return this.isSynced
   }
 
-  /** Resolves once nothing waits to be sent and every frame sent is acknowledged, or the session closed. */
-  async drained(): Promise<void> {
-    while (!this.closed && (this.pumping || this.pumpAgain || this.appliedMeanwhile.length > 0 || this.inFlight > 0)) {
-      await new Promise<void>((resolve) => setTimeout(resolve, 5))
-    }
-  }
-
   private checkSynced(): void {
     if (this.isSynced || !this.sentCaughtUp || !this.peerCaughtUp || this.inFlight > 0) return
     this.isSynced = true

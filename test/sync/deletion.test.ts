@@ -128,32 +128,6 @@ describe('deletion over sync', () => {
     expect(await writer.digest()).toBe(await owner.digest())
   })
 
-  it('a one-shot sync sends the deletes an admin names at the end of its catch-up before it closes', async () => {
-    const relay = await startRelay(teardown)
-    const owner = await openOwner(teardown)
-    const writer = await openReplica(teardown, owner, { grant: true })
-    const token = tokenFor(owner, writer, { all: true }, ['read', 'write'])
-    const once = async (memory: Memory, options: { token?: string } = {}): Promise<void> => {
-      const client = await startSync(teardown, memory, relay.url, { ...options, live: false })
-      await client.synced()
-      await client.close()
-    }
-    const episode = await owner.remember({ kind: 'episode', summary: 'the zanzibar itinerary' })
-    await once(owner)
-    await once(writer, { token })
-    await owner.forget(episode)
-    const fact = await writer.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'visits', object: 'pemba' })
-    const created = await eventsOf(writer, fact)
-    await once(writer, { token })
-    // The owner finds the fact deleted through its episode as its catch-up ends, and names it.
-    await once(owner)
-    const relayCopy = await download(teardown, relay.url, owner)
-    expect(relayCopy.versionVector()).toEqual(owner.versionVector())
-    await expectErased(relayCopy, [episode, fact], created, 'relay')
-    await once(writer, { token })
-    await expectErased(writer, [episode, fact], created, 'writer')
-  })
-
   it('a peer that joins after the deletion never receives the content', async () => {
     const relay = await startRelay(teardown)
     const owner = await openOwner(teardown)
