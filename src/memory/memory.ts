@@ -356,8 +356,11 @@ export class Memory {
     return (await this.core.reader.get(id)) ? 'visible' : 'absent'
   }
 
-  /** `status` and `get` of many records at once (the bulk form imports use). */
-  async lookup(ids: readonly string[]): Promise<{ status: RecordStatus; view?: RecordView }[]> {
+  /**
+   * `status` and `get` of many records at once (the bulk form imports use), and the kind of a
+   * deleted record, whose view is gone.
+   */
+  async lookup(ids: readonly string[]): Promise<{ status: RecordStatus; view?: RecordView; kind?: RecordKind }[]> {
     const list = assertArray(ids, 'ids').map((id, i) => assertNonEmptyString(id, `ids[${i}]`))
     await this.core.settled()
     const [states, views] = await Promise.all([this.core.states(list), this.core.reader.getMany(list)])
@@ -365,7 +368,7 @@ export class Memory {
       const tombstone = states[i]?.tombstone
       const view = views[i]
       const status: RecordStatus = tombstone ? (tombstone.op === 'delete' ? 'deleted' : 'redacted') : view ? 'visible' : 'absent'
-      return { status, ...(view && status !== 'deleted' ? { view } : {}) }
+      return { status, ...(view && status !== 'deleted' ? { view } : {}), ...(status === 'deleted' ? { kind: states[i]?.kind as RecordKind } : {}) }
     })
   }
 

@@ -276,8 +276,8 @@ export class RelayEndpoint implements SyncEndpoint {
     const held = frame.get(id)
     if (held) return held
     const [found] = await this.memory.lookup([id])
-    const { status, view } = found as { status: KnownRecord['status']; view?: RecordView }
-    return { id, status, ...(view ? { kind: view.kind, tags: tagsOf(view) } : { tags: [] }) }
+    const { status, view, kind } = found as { status: KnownRecord['status']; view?: RecordView; kind?: RecordKind }
+    return { id, status, ...(view ? { kind: view.kind, tags: tagsOf(view) } : { ...(kind !== undefined ? { kind } : {}), tags: [] }) }
   }
 
   private async checkWrite(envelope: EventEnvelope, token: CapabilityToken, frame: Map<string, KnownRecord>): Promise<void> {

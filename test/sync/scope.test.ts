@@ -424,6 +424,14 @@ describe('what a deleted record still allows', () => {
     expect(forged.outcome?.code).toBe('PERMISSION_DENIED')
     expect(forged.outcome?.message).toMatch(/outside the token's scope/)
     expect(forged.ownerChanged).toBe(false)
+    // Claiming the kind its scope reads does not help: the relay knows the deleted record's kind.
+    const spoofed = await offlineWriter(lib, { kinds: ['episode'] }, ['read', 'write', 'redact'], async (memory, sign) => {
+      const tombstone = { id: 'tomb_00000000000000f3', op: 'redact', targetKind: 'episode', targetID: lib.ids.fact, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
+      await sign('memory.redact', { kind: 'episode', id: lib.ids.fact, tombstone, skeleton: { id: lib.ids.fact, summary: 'forged', tags: ['forged'] }, derived: [] })
+    })
+    expect(spoofed.outcome?.code).toBe('PERMISSION_DENIED')
+    expect(spoofed.outcome?.message).toMatch(/is a fact, not a episode/)
+    expect(spoofed.ownerChanged).toBe(false)
     // A writer whose scope reaches the kind still writes to it (its redaction changes nothing here).
     const honest = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write', 'redact'], async (memory, sign) => {
       const tombstone = { id: 'tomb_00000000000000f2', op: 'delete', targetKind: 'fact', targetID: lib.ids.fact, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
