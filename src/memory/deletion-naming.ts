@@ -13,6 +13,7 @@
 import { AuthError } from '../errors.js'
 import type { AppendEntry, JsonValue } from '../log/index.js'
 import { hashParts, MEMORY_OPS, TOMBSTONE_ID_PREFIX } from '../projection/index.js'
+import { emptyDerivedBlock } from './forget-plan.js'
 import type { MemoryCore } from './memory-core.js'
 import { signTombstone } from './record-entries.js'
 
@@ -41,7 +42,7 @@ export async function nameInferredDeletions(core: MemoryCore): Promise<number> {
     const entries: AppendEntry[] = unnamed.map(({ id, kind }) => {
       const tombstone = signTombstone(core, {
         op: 'delete', targetKind: kind, targetID: id, reason: UNNAMED_DELETION_REASON,
-        derived: { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] },
+        derived: emptyDerivedBlock(),
       }, `${TOMBSTONE_ID_PREFIX}${hashParts('unnamed', id)}`)
       return { op: MEMORY_OPS.delete, data: { kind, id, tombstone: tombstone as unknown as JsonValue, derived: [] } }
     })

@@ -112,9 +112,14 @@ async function cascadeThroughEpisodes(reader: PlanReader, target: RecordView): P
   return going
 }
 
+/** A derived block naming nothing (a fresh one each call: planForget fills its lists). */
+export function emptyDerivedBlock(): DerivedBlock {
+  return { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] }
+}
+
 export async function planForget(storage: LogStorage, keys: ProjectionKeys, target: RecordView): Promise<ForgetPlan> {
   const reader = new PlanReader(storage, keys)
-  const derived: DerivedBlock = { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] }
+  const derived = emptyDerivedBlock()
   const going = await cascadeThroughEpisodes(reader, target)
   const typed: Partial<Record<RecordKind, string[]>> = { fact: derived.factIDs, edge: derived.edgeIDs, entity: derived.entityIDs, chunk: derived.chunkIDs }
   const records = new Map<string, RecordKind>()

@@ -20,7 +20,7 @@ import {
   type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
 } from '../projection/index.js'
 import { nameInferredDeletions } from './deletion-naming.js'
-import { planForget } from './forget-plan.js'
+import { emptyDerivedBlock, planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseTombstoned } from './memory-core.js'
 import { createEntry, redactionSkeleton, signTombstone, type Tombstone } from './record-entries.js'
@@ -260,7 +260,7 @@ export class Memory {
     const view = op === 'delete' && (await this.status(id)) === 'redacted' ? (await this.core.reader.get(id)) as RecordView : await this.core.existing(id)
     const raw = assertOptions(options, ['reason'], 'options')
     const reason = raw.reason === undefined ? undefined : assertString(raw.reason, 'options.reason')
-    const plan = op === 'delete' ? await planForget(this.engine.store.storage, this.core.projection.keys, view) : { derived: { sentenceIDs: [], factIDs: [], edgeIDs: [], entityIDs: [], chunkIDs: [], episodeLinkCount: 0, embeddingCacheKeys: [] }, records: [] }
+    const plan = op === 'delete' ? await planForget(this.engine.store.storage, this.core.projection.keys, view) : { derived: emptyDerivedBlock(), records: [] }
     const tombstone = signTombstone(this.core, { op, targetKind: view.kind, targetID: view.id, derived: plan.derived, ...(reason !== undefined ? { reason } : {}) }, tombstoneId)
     const data: Record<string, JsonValue> = { kind: view.kind, id: view.id, tombstone: tombstone as unknown as JsonValue, derived: plan.records as unknown as JsonValue }
     if (op === 'redact') data.skeleton = redactionSkeleton(view, tombstone.deletedAt) as JsonValue

@@ -490,10 +490,11 @@ export class ProjectionBatch {
         if (encoded && needsKeeping(state)) this.writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value: encoded })
         // Deletions no event names yet, for an admin replica to name (q:u).
         const unnamed = keepsDeletedBodies(state)
-        if (unnamed && !(before && keepsDeletedBodies(before))) {
+        const wasUnnamed = before !== undefined && keepsDeletedBodies(before)
+        if (unnamed && !wasUnnamed) {
           this.writes.push({ type: 'put', key: this.keys.unnamedDeletion(id), value: encodeJson(state.kind) })
           unnamedAdded = true
-        } else if (!unnamed && before && keepsDeletedBodies(before)) this.writes.push({ type: 'del', key: this.keys.unnamedDeletion(id) })
+        } else if (!unnamed && wasUnnamed) this.writes.push({ type: 'del', key: this.keys.unnamedDeletion(id) })
       }
       this.diffReferences(id, before, state)
       this.writeConflict(id, sealed, before)
