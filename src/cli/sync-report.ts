@@ -6,7 +6,7 @@
  * Invariant: nothing is printed for a sync that finishes within the first interval, so a quick
  * one-shot sync's stderr stays empty and a failing one's stays one line.
  */
-import { AuthError, CairnError, ProtocolError, type SyncClient } from '../index.js'
+import { AuthError, CairnError, ProtocolError, type SyncClient, type WithheldEvent } from '../index.js'
 import type { TextSink } from './command.js'
 
 export interface SyncTotals {
@@ -18,6 +18,8 @@ export class SyncProgress {
   readonly totals: SyncTotals = { received: 0, sent: 0 }
   /** Records the relay withdrew from this replica (they left its token's scope). */
   withdrawn = 0
+  /** Events the relay kept as headers only, the token not allowing them: their content stays here. */
+  readonly withheld: WithheldEvent[] = []
   private reported: SyncTotals = { received: 0, sent: 0 }
   private lastReportMs: number
   private readonly stops: (() => void)[]
@@ -36,6 +38,7 @@ export class SyncProgress {
       client.on('received', ({ events }) => this.add('received', events)),
       client.on('sent', ({ events }) => this.add('sent', events)),
       client.on('withdrawn', ({ records }) => { this.withdrawn += records }),
+      client.on('withheld', ({ events }) => { this.withheld.push(...events) }),
     ]
   }
 
@@ -59,6 +62,12 @@ export class SyncProgress {
 }
 
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
+
+/** What a person reads of events the relay withheld: how many, and why the first was. */
+export function describeWithheld(events: readonly WithheldEvent[]): string {
+  const first = events[0]
+  return `${plural(events.length, 'event')} kept on this device only: the token does not allow ${events.length === 1 ? 'it' : 'them'}${first ? ` (${first.message})` : ''}`
+}
 
 /** Codes the relay sends about the presented token: the fix is a different --token. */
 const TOKEN_CODES = /TOKEN|AUDIENCE|WRONG_SPACE|ISSUER/

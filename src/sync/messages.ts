@@ -12,7 +12,14 @@ import { Packr } from 'msgpackr'
 import { ProtocolError } from '../errors.js'
 import type { VersionVector } from '../log/index.js'
 
-export const PROTOCOL_VERSIONS: readonly number[] = [1]
+/**
+ * Versions this code speaks; a session runs the highest both sides do. Version 2 adds
+ * `ack.withheld`: a relay keeps a token holder's write the token does not allow as a header, and
+ * says so, where version 1 refuses the frame and ends the session (docs/protocol.md).
+ */
+export const PROTOCOL_VERSIONS: readonly number[] = [1, 2]
+/** The first version in which a relay withholds a token holder's disallowed writes. */
+export const WITHHOLDING_VERSION = 2
 /** Largest frame accepted (bytes); the WebSocket layer refuses bigger ones before parsing. */
 export const MAX_FRAME_BYTES = 32 * 1024 * 1024
 /** Most events in one `events` frame. */
@@ -22,6 +29,15 @@ export const NONCE_BYTES = 32
 export const MAX_WITHDRAW_RECORDS = 10_000
 /** Longest record id on the wire (the engine's own limit, src/projection/record-ids.ts). */
 const MAX_RECORD_ID = 256
+
+/** A token holder's event the relay stored as a header only: the token does not allow it (version 2). */
+export interface WithheldEvent {
+  /** The event id (64 hex). */
+  readonly event: string
+  /** Why, as a refusal would have said it: `PERMISSION_DENIED` and its message. */
+  readonly code: string
+  readonly message: string
+}
 
 export interface WireEvent {
   readonly header: Uint8Array
@@ -41,7 +57,8 @@ export type Message =
    */
   | { readonly type: 'want'; readonly vector: VersionVector; readonly maxFrameEvents?: number; readonly rescope?: true }
   | { readonly type: 'events'; readonly seq: number; readonly events: readonly WireEvent[] }
-  | { readonly type: 'ack'; readonly seq: number }
+  /** `withheld` (version 2, relay to a token holder): events of the frame stored as headers only. */
+  | { readonly type: 'ack'; readonly seq: number; readonly withheld?: readonly WithheldEvent[] }
   | { readonly type: 'caught-up' }
   /** Relay to a scoped reader: these records left its scope; drop what it holds of them. */
   | { readonly type: 'withdraw'; readonly records: readonly string[] }
@@ -93,6 +110,16 @@ function vector(value: unknown, frame: string): VersionVector {
   if (entries.length > 100_000) fail(frame, 'vector has too many authors')
   for (const [author, seq] of entries) out[hex64(author, frame, 'vector key')] = nat(seq, frame, 'vector seq')
   return out
+}
+
+function withheldEvent(value: unknown, frame: string, index: number): WithheldEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(frame, `withheld[${index}] is not a map`)
+  const raw = value as Record<string, unknown>
+  return {
+    event: hex64(raw.event, frame, `withheld[${index}].event`),
+    code: text(raw.code, frame, `withheld[${index}].code`, 64),
+    message: text(raw.message, frame, `withheld[${index}].message`, 1000),
+  }
 }
 
 /** Every event header is canonical JSON whose first member is the 64-hex author (log-format.md). */
@@ -167,8 +194,12 @@ export function decodeMessage(data: Uint8Array): Message {
       if (raw.events.length > MAX_FRAME_EVENTS) throw new ProtocolError('LIMIT', `${raw.events.length} events, over ${MAX_FRAME_EVENTS}`, { frame })
       return { type, seq: nat(raw.seq, frame, 'seq'), events: raw.events.map((event, i) => wireEvent(event, frame, i)) }
     }
-    case 'ack':
-      return { type, seq: nat(raw.seq, frame, 'seq') }
+    case 'ack': {
+      if (raw.withheld === undefined) return { type, seq: nat(raw.seq, frame, 'seq') }
+      if (!Array.isArray(raw.withheld) || raw.withheld.length === 0) fail(frame, 'withheld is not a non-empty list')
+      if (raw.withheld.length > MAX_FRAME_EVENTS) throw new ProtocolError('LIMIT', `${raw.withheld.length} withheld events, over ${MAX_FRAME_EVENTS}`, { frame })
+      return { type, seq: nat(raw.seq, frame, 'seq'), withheld: raw.withheld.map((item, i) => withheldEvent(item, frame, i)) }
+    }
     case 'caught-up':
       return { type }
     case 'withdraw': {

@@ -3,7 +3,8 @@
  * peer's access. A peer with full access (the owner, or an admin by its key) reads and writes
  * everything. A token holder reads the records in its scope with their bodies and everything
  * else as headers only (so it can still verify chains), and writes only within its scope and
- * permissions. Control events always travel with their bodies: every replica checks grants. A
+ * permissions: an event that is not is kept as a header only and named in the `ack` (protocol
+ * version 2; version 1 refuses the frame). Control events always travel with their bodies: every replica checks grants. A
  * deletion or redaction travels with its body to a peer that may hold content it reaches (a
  * record in the token's scope, read or written there), which must erase it; to others as a
  * header, since its body carries the deletion's reason (and a redaction's the record's skeleton).
@@ -25,7 +26,8 @@ import { redactionSkeleton, type Memory } from '../memory/index.js'
 import { isRecordKind, kindSpec, MEMORY_OPS, readRecordId, recordIdFor, tagsOf, type RecordKind, type RecordView } from '../projection/index.js'
 import { deletionsFirst } from './catch-up-order.js'
 import { authorAndSeq } from './frames.js'
-import type { Outgoing, SyncEndpoint } from './sync-session.js'
+import type { WithheldEvent } from './messages.js'
+import { wireMessage, type Outgoing, type SyncEndpoint } from './sync-session.js'
 
 export interface PeerAccess {
   readonly key: string
@@ -86,8 +88,54 @@ function mayHaveBeenInScope(scope: CapabilityToken['scope'], record: { id: strin
   return Boolean(scope.tags?.any?.length || scope.tags?.all?.length || scope.tags?.none?.length)
 }
 
+/** The event without its body: what travels of it, or is kept, where its content may not go. */
+function headerOnly({ body: _body, ...header }: EventEnvelope): EventEnvelope {
+  return header
+}
+
+/**
+ * What a token holder's frame leaves of the records it touches, while the relay judges it event
+ * by event: the records as earlier accepted events of the frame leave them. An event's changes
+ * are staged and kept only if all of it is allowed, so a withheld event leaves nothing behind.
+ */
+class FrameRecords {
+  private readonly accepted = new Map<string, KnownRecord>()
+  private readonly staged = new Map<string, KnownRecord>()
+
+  get(id: string): KnownRecord | undefined {
+    return this.staged.get(id) ?? this.accepted.get(id)
+  }
+
+  set(id: string, record: KnownRecord): void {
+    this.staged.set(id, record)
+  }
+
+  /** The event is allowed: its changes stand for the rest of the frame. */
+  keep(): void {
+    for (const [id, record] of this.staged) this.accepted.set(id, record)
+    this.staged.clear()
+  }
+
+  /** The event is withheld: the relay never applies it, so nothing of it stands. */
+  drop(): void {
+    this.staged.clear()
+  }
+}
+
+export interface RelayEndpointOptions {
+  /**
+   * Keep a token holder's event its token does not allow as a header only and report it in the
+   * `ack` (protocol version 2), instead of refusing the frame and ending the session (version 1).
+   */
+  readonly withholds?: boolean
+}
+
 export class RelayEndpoint implements SyncEndpoint {
-  constructor(private readonly memory: Memory, readonly access: PeerAccess) {}
+  private readonly withholds: boolean
+
+  constructor(private readonly memory: Memory, readonly access: PeerAccess, options: RelayEndpointOptions = {}) {
+    this.withholds = options.withholds ?? false
+  }
 
   get space(): string {
     return this.memory.space
@@ -134,7 +182,6 @@ export class RelayEndpoint implements SyncEndpoint {
   async visible(envelopes: readonly EventEnvelope[], peerVector: VersionVector): Promise<Outgoing> {
     const token = this.access.token
     if (!token) return { events: envelopes }
-    const headerOnly = ({ body: _body, ...header }: EventEnvelope): EventEnvelope => header
     const reads = hasPermission(token, 'read')
     // Everything is in scope, records and lines of unknown kinds (which no narrower scope names) alike.
     if (reads && token.scope.all) return { events: envelopes }
@@ -244,21 +291,42 @@ export class RelayEndpoint implements SyncEndpoint {
     if (this.access.token) await this.memory.settled()
   }
 
-  /** @throws AuthError PERMISSION_DENIED naming the event */
-  async ingest(envelopes: EventEnvelope[], deadline?: number): Promise<void> {
+  /**
+   * Stores a frame from the peer. A token holder's events are judged one by one: one its token
+   * does not allow is refused with the frame (version 1), or kept as a header only and returned
+   * (version 2: the `ack` names it). A header carries no content and applies nothing here or at
+   * any other replica, yet keeps the writer's chain whole, so its later events still go through.
+   * @throws AuthError PERMISSION_DENIED naming the event (version 1); a control event from a
+   *   token holder is refused in every version (every replica needs a grant's body)
+   */
+  async ingest(envelopes: EventEnvelope[], deadline?: number): Promise<WithheldEvent[]> {
     const token = this.access.token
     // What the relay already holds in full changes nothing, so it needs no permission.
     const fresh = token ? await this.notHeld(envelopes) : envelopes
-    if (fresh.length === 0) return
+    if (fresh.length === 0) return []
+    const withheld: WithheldEvent[] = []
+    let stored = fresh
     if (token) {
-      if (!hasPermission(token, 'write') && !hasPermission(token, 'derive')) {
-        throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
+      stored = []
+      const writes = hasPermission(token, 'write') || hasPermission(token, 'derive')
+      const frame = new FrameRecords()
+      for (const envelope of fresh) {
+        try {
+          // A header alone (a body its writer erased) carries nothing to allow.
+          if (!writes && envelope.body && !isControl(envelope.header)) throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
+          await this.checkWrite(envelope, token, frame)
+          frame.keep()
+          stored.push(envelope)
+        } catch (error) {
+          frame.drop()
+          if (!this.withholds || !(error instanceof AuthError) || error.code !== 'PERMISSION_DENIED' || isControl(envelope.header)) throw error
+          withheld.push({ event: envelope.id, code: error.code, message: wireMessage(error) })
+          stored.push(headerOnly(envelope))
+        }
       }
-      // Each event is judged on the records as the frame's earlier events leave them.
-      const frame = new Map<string, KnownRecord>()
-      for (const envelope of fresh) await this.checkWrite(envelope, token, frame)
     }
-    await this.memory.ingestDeferred(fresh, deadline === undefined ? {} : { deadline })
+    await this.memory.ingestDeferred(stored, deadline === undefined ? {} : { deadline })
+    return withheld
   }
 
   /** Envelopes that add something here: an event not stored, or a body a stored header lacks. */
@@ -272,7 +340,7 @@ export class RelayEndpoint implements SyncEndpoint {
   }
 
   /** A record as this relay holds it, or as the frame's earlier events leave it. */
-  private async known(id: string, frame: Map<string, KnownRecord>): Promise<KnownRecord> {
+  private async known(id: string, frame: FrameRecords): Promise<KnownRecord> {
     const held = frame.get(id)
     if (held) return held
     const [found] = await this.memory.lookup([id])
@@ -280,7 +348,7 @@ export class RelayEndpoint implements SyncEndpoint {
     return { id, status, ...(view ? { kind: view.kind, tags: tagsOf(view) } : { ...(kind !== undefined ? { kind } : {}), tags: [] }) }
   }
 
-  private async checkWrite(envelope: EventEnvelope, token: CapabilityToken, frame: Map<string, KnownRecord>): Promise<void> {
+  private async checkWrite(envelope: EventEnvelope, token: CapabilityToken, frame: FrameRecords): Promise<void> {
     const where = { event: envelope.id }
     const refuse = (message: string): never => {
       throw new AuthError('PERMISSION_DENIED', message, where)
@@ -378,7 +446,7 @@ export class RelayEndpoint implements SyncEndpoint {
    * scope, or truly derived only from the target as the relay sees it (what deleting it takes
    * along anyway); an id held nowhere would be claimed for good.
    */
-  private async checkDerived(facts: BodyFacts, token: CapabilityToken, frame: Map<string, KnownRecord>, refuse: (message: string) => never): Promise<void> {
+  private async checkDerived(facts: BodyFacts, token: CapabilityToken, frame: FrameRecords, refuse: (message: string) => never): Promise<void> {
     const target = facts.id as string
     const reach = new Set((await this.memory.forgetReach(target)).map((derived) => derived.id))
     for (const derived of derivedOf(facts.data)) {

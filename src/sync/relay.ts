@@ -24,7 +24,7 @@ import {
 import { Listeners } from '../log/listeners.js'
 import { Memory } from '../memory/index.js'
 import { checkProof, newNonce, proveKey } from './handshake.js'
-import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message } from './messages.js'
+import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, WITHHOLDING_VERSION, type Message } from './messages.js'
 import { RelayEndpoint, type PeerAccess } from './relay-endpoint.js'
 import { SyncSession, wireMessage } from './sync-session.js'
 import { CLOSE_POLICY, CLOSE_PROTOCOL, CountingTransport, WebSocketTransport, type TrafficCounter, type Transport } from './transport.js'
@@ -256,10 +256,7 @@ export class Relay {
   }
 
   private async welcome(transport: Transport, hello: Extract<Message, { type: 'hello' }>, nonce: Uint8Array): Promise<void> {
-    const version = Math.max(...hello.versions.filter((v) => PROTOCOL_VERSIONS.includes(v)))
-    if (!Number.isFinite(version)) {
-      throw new ProtocolError('UNSUPPORTED_VERSION', `this relay speaks versions ${PROTOCOL_VERSIONS.join(', ')}`, { frame: 'hello' })
-    }
+    const version = negotiatedVersion(hello.versions)
     // Checked before a space is opened: hellos for spaces the relay does not hold, from anyone,
     // must not leave an open space behind each.
     if (!hello.genesis && !(await this.store.hasSpace(hello.space))) {
@@ -279,7 +276,8 @@ export class Relay {
       await memory.ingestDeferred([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
     }
     const access = this.accessOf(memory, hello.peer, hello.token)
-    const session = new SyncSession(transport, new RelayEndpoint(memory, access), this.store.crypto)
+    const endpoint = new RelayEndpoint(memory, access, { withholds: negotiatedVersion(hello.versions) >= WITHHOLDING_VERSION })
+    const session = new SyncSession(transport, endpoint, this.store.crypto)
     const peer: Peer = { transport, access, space: hello.space, session }
     this.peers.add(peer)
     const info: PeerInfo = { key: hello.peer, space: hello.space, ...(access.token ? { token: access.token.id } : {}) }
@@ -364,4 +362,16 @@ function listenError(error: unknown, host: string, port: number): unknown {
   if (code === 'EACCES') return new InputError('PORT_DENIED', `not allowed to listen on ${host}:${port}`, { key: `${host}:${port}` }, { cause: error })
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new InputError('BAD_HOST', `cannot listen on host "${host}" (${code})`, { key: host }, { cause: error })
   return error
+}
+
+/**
+ * The highest protocol version both sides speak.
+ * @throws ProtocolError UNSUPPORTED_VERSION when there is none
+ */
+function negotiatedVersion(offered: readonly number[]): number {
+  const version = Math.max(...offered.filter((v) => PROTOCOL_VERSIONS.includes(v)))
+  if (!Number.isFinite(version)) {
+    throw new ProtocolError('UNSUPPORTED_VERSION', `this relay speaks versions ${PROTOCOL_VERSIONS.join(', ')}`, { frame: 'hello' })
+  }
+  return version
 }

@@ -17,7 +17,7 @@ import type { Memory } from '../memory/index.js'
 import { checkProof, newNonce, proveKey } from './handshake.js'
 import { FrameBudget } from './frame-budget.js'
 import { MemoryEndpoint } from './memory-endpoint.js'
-import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message } from './messages.js'
+import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message, type WithheldEvent } from './messages.js'
 import { SyncSession } from './sync-session.js'
 import { CLOSE_NORMAL, CLOSE_TOO_BIG, WebSocketTransport, type Transport } from './transport.js'
 
@@ -77,6 +77,11 @@ export interface SyncClientEvents {
   received: { readonly events: number }
   /** Records the relay withdrew (they left this replica's scope) and this replica dropped. */
   withdrawn: { readonly records: number }
+  /**
+   * Events of this replica's the relay kept as headers only, its token not allowing them (a write
+   * outside its scope, say): their content stays here, and later events still go through.
+   */
+  withheld: { readonly events: readonly WithheldEvent[] }
   sent: { readonly events: number }
   [name: string]: unknown
 }
@@ -316,6 +321,7 @@ export class SyncClient {
       if (payload.records > 0) this.listeners.emit('withdrawn', payload)
     })
     session.on('sent', (payload) => this.listeners.emit('sent', payload))
+    session.on('withheld', (payload) => this.listeners.emit('withheld', payload))
     session.on('synced', () => {
       this.attempt = 0
       // What this replica holds now matches this access; a later sync with another asks again.

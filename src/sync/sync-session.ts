@@ -14,7 +14,7 @@ import { defaultCrypto, joinVectors, type CryptoProvider, type EventEnvelope, ty
 import { Listeners } from '../log/listeners.js'
 import { FrameBudget } from './frame-budget.js'
 import { continuationOf, cutFills, cutFrames, vectorOfEvents } from './frames.js'
-import { decodeMessage, encodeMessage, MAX_FRAME_EVENTS, MAX_WITHDRAW_RECORDS, type Message, type WireEvent } from './messages.js'
+import { decodeMessage, encodeMessage, MAX_FRAME_EVENTS, MAX_WITHDRAW_RECORDS, type Message, type WireEvent, type WithheldEvent } from './messages.js'
 import { CLOSE_PROTOCOL, type Transport } from './transport.js'
 
 export const WINDOW = 4
@@ -58,8 +58,10 @@ export interface SyncEndpoint {
    * Verifies and stores events from the peer; resolves once they are durable. Past `deadline`
    * (wall-clock ms) it stores nothing and throws SLOW_FRAME. `more`: the peer's catch-up is not
    * finished, so more frames follow (a replica may put off applying them to its records).
+   * @returns the events it stored as headers only, the peer's access not allowing them (a relay
+   *   withholding a token holder's writes, protocol version 2); they go back in the `ack`
    */
-  ingest(envelopes: EventEnvelope[], deadline?: number, more?: boolean): Promise<void>
+  ingest(envelopes: EventEnvelope[], deadline?: number, more?: boolean): Promise<readonly WithheldEvent[] | void>
   /** Apply what `ingest` put off (`more`): the peer's catch-up is complete, or the session closed. */
   applyHeld?(): void
   /** Calls back with the events whenever some are applied locally, whatever their origin. */
@@ -74,6 +76,8 @@ export interface SessionEvents {
   'sent': { readonly events: number }
   /** The peer withdrew records (they left this side's scope): how many this side dropped. */
   'withdrawn': { readonly records: number }
+  /** The peer (a relay) stored these events of ours as headers only: our token does not allow them. */
+  'withheld': { readonly events: readonly WithheldEvent[] }
   'closed': { readonly error?: CairnError }
   [name: string]: unknown
 }
@@ -171,6 +175,7 @@ export class SyncSession {
         await this.receiveEvents(message.seq, message.events)
         return
       case 'ack':
+        if (message.withheld) this.listeners.emit('withheld', { events: message.withheld })
         if (this.inFlight > 0) this.inFlight--
         this.windowOpen?.()
         this.checkSynced()
@@ -213,13 +218,14 @@ export class SyncSession {
       this.budget.shrinkReceive(envelopes.length)
       return new ProtocolError('SLOW_FRAME', `a frame of ${envelopes.length} events took over ${MAX_FRAME_APPLY_MS} ms to apply`, { frame: 'events' })
     }
+    let withheld: readonly WithheldEvent[] | void
     try {
-      await this.endpoint.ingest(envelopes, started + MAX_FRAME_APPLY_MS, !this.peerCaughtUp)
+      withheld = await this.endpoint.ingest(envelopes, started + MAX_FRAME_APPLY_MS, !this.peerCaughtUp)
     } catch (error) {
       throw error instanceof CairnError && error.code === 'SLOW_FRAME' ? slow() : error
     }
     if (Date.now() - started > MAX_FRAME_APPLY_MS) throw slow()
-    await this.send({ type: 'ack', seq })
+    await this.send({ type: 'ack', seq, ...(withheld && withheld.length > 0 ? { withheld } : {}) })
     this.listeners.emit('received', { events: envelopes.length })
   }
 

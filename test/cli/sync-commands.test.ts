@@ -111,6 +111,25 @@ describe('cairn sync through cairn serve', () => {
     expect(log).toMatch(/"bodyState":"absent"/)
   })
 
+  it('a writer whose token does not allow a write is told it stayed on the device, and its later writes still sync', async () => {
+    const owner = await newOwner()
+    const writer = await newReplica(owner.space)
+    ok(await run(['grant', writer.author, '--dir', owner.dir]))
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    const { token } = await createToken(owner, writer.author, '--kind', 'preference', '--permission', 'read,write')
+    ok(await run(['sync', relay.url, '--token', token, '--dir', writer.dir]))
+    ok(await run(['remember', '--dir', writer.dir, 'a diary entry about the lighthouse']))
+    const kept = ok(await run(['sync', relay.url, '--token', token, '--dir', writer.dir]))
+    expect(kept.stdout).toMatch(/^1 event kept on this device only: the token does not allow it \(record ep_\w+ is outside the token's scope \(event [0-9a-f]{64}\)\)$/m)
+    const preference = ok(await run(['remember', '--dir', writer.dir, '--kind', 'preference', '--field', 'key=light', 'dim'])).stdout.trim()
+    const json = ok(await run(['sync', relay.url, '--token', token, '--dir', writer.dir, '--json']))
+    expect(JSON.parse(json.stdout)).toMatchObject({ sent: 1 })
+    expect(JSON.parse(json.stdout).withheld).toBeUndefined()
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    expect((await records(owner)).map((record) => record.id)).toEqual([preference])
+    expect(ok(await run(['log', '--dir', owner.dir, '--json'])).stdout).not.toContain('lighthouse')
+  })
+
   it('a reader given a token with another scope gets the new scope\'s records and is told what was withdrawn', async () => {
     const owner = await newOwner()
     const episode = ok(await run(['remember', '--dir', owner.dir, '--tag', 'drinks', 'the user likes green tea'])).stdout.trim()

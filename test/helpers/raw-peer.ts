@@ -131,19 +131,37 @@ export class RawPeer {
  * but never stored anywhere: what a writer the log does not authorize would send.
  */
 export async function craftEvent(memory: Memory, identity: Identity, data: unknown, op = 'memory.create'): Promise<EventEnvelope> {
+  const [event] = await craftChain(memory, identity, [{ op, data }])
+  return event as EventEnvelope
+}
+
+/**
+ * Data events by `identity`, each signed, the first on top of everything `memory` holds and each
+ * next one after it in the author's chain (seq 1, 2, …), never stored anywhere: what a peer
+ * running other code could send in one frame, whatever a replica would make of its own events.
+ */
+export async function craftChain(memory: Memory, identity: Identity, entries: readonly { op: string; data: unknown }[]): Promise<EventEnvelope[]> {
   const deps = memory.log.heads()
   const clocks = []
   for (const id of deps) {
     const event = await memory.log.get(id)
     if (event) clocks.push(event.header.clock)
   }
-  const event = buildEvent({
-    space: memory.log.space, author: identity.author, seq: 1, deps, clock: nextHlc(Date.now(), clocks), kind: 'data', op, data: data as never,
-  }, memory.crypto)
-  return {
-    id: event.id,
-    header: new TextEncoder().encode(event.headerText),
-    body: event.bodyBytes as Uint8Array,
-    signature: identity.sign(eventSignable(event.id)),
+  const out: EventEnvelope[] = []
+  let clock = nextHlc(Date.now(), clocks)
+  for (const [i, { op, data }] of entries.entries()) {
+    const previous = out[i - 1]
+    const event = buildEvent({
+      space: memory.log.space, author: identity.author, seq: i + 1, deps: previous ? [] : deps, clock, kind: 'data', op, data: data as never,
+      ...(previous ? { prev: previous.id } : {}),
+    }, memory.crypto)
+    clock = nextHlc(Date.now(), [clock])
+    out.push({
+      id: event.id,
+      header: new TextEncoder().encode(event.headerText),
+      body: event.bodyBytes as Uint8Array,
+      signature: identity.sign(eventSignable(event.id)),
+    })
   }
+  return out
 }

@@ -11,6 +11,7 @@ import { CairnError } from '../../src/errors.js'
 import type { Clock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
 import { Relay, type RelayOptions } from '../../src/sync/relay.js'
+import type { WithheldEvent } from '../../src/sync/messages.js'
 import type { SyncClient, SyncOptions } from '../../src/sync/sync-client.js'
 
 type Step = () => Promise<void> | void
@@ -96,6 +97,24 @@ export async function refusalOf(client: SyncClient, timeoutMs = 10_000): Promise
   if (outcome === 'timeout') throw new Error(`expected a refusal within ${timeoutMs} ms (status ${client.status})`)
   if (!(outcome instanceof CairnError)) throw outcome
   return outcome
+}
+
+/**
+ * Resolves with the events the relay next reports it kept as headers only (`withheld`), the
+ * client's token not allowing them; throws if the client fails or nothing is reported in time.
+ */
+export function withheldOf(client: SyncClient, timeoutMs = 10_000): Promise<readonly WithheldEvent[]> {
+  return new Promise((resolve, reject) => {
+    const stops: (() => void)[] = []
+    const end = (settle: () => void): void => {
+      clearTimeout(timer)
+      for (const stop of stops) stop()
+      settle()
+    }
+    const timer = setTimeout(() => end(() => reject(new Error(`nothing was withheld within ${timeoutMs} ms (status ${client.status})`))), timeoutMs)
+    stops.push(client.on('withheld', ({ events }) => end(() => resolve(events))))
+    stops.push(client.on('error', (error) => end(() => reject(error))))
+  })
 }
 
 /** Resolves with the error that ends a client that may already be live (status `error`). */

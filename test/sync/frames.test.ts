@@ -56,6 +56,7 @@ describe('decodeMessage', () => {
     { type: 'want', vector: {}, maxFrameEvents: 250, rescope: true },
     { type: 'events', seq: 4, events: [{ header: wireHeader(1), body: new Uint8Array([3]), signature: new Uint8Array(64) }, { header: wireHeader(2) }] },
     { type: 'ack', seq: 4 },
+    { type: 'ack', seq: 5, withheld: [{ event: HEX, code: 'PERMISSION_DENIED', message: 'record ep_1 is outside the token\'s scope' }] },
     { type: 'caught-up' },
     { type: 'withdraw', records: ['ep_1', 'pref_2'] },
     { type: 'error', code: 'BAD_FRAME', message: 'no' },
@@ -83,7 +84,7 @@ describe('decodeMessage', () => {
     const field = fc.oneof(fc.anything({ maxDepth: 2 }), fc.uint8Array({ maxLength: 80 }), fc.array(fc.anything({ maxDepth: 1 }), { maxLength: 5 }), fc.constant(HEX))
     const typed = fc.record({
       type, versions: field, space: field, peer: field, nonce: field, token: field, genesis: field, version: field, relay: field,
-      proof: field, permissions: field, full: field, vector: field, maxFrameEvents: field, rescope: field, seq: field, events: field, records: field, code: field, message: field,
+      proof: field, permissions: field, full: field, vector: field, maxFrameEvents: field, rescope: field, seq: field, events: field, records: field, code: field, message: field, withheld: field,
     }, { requiredKeys: ['type'] })
     fc.assert(fc.property(fc.oneof(fc.anything({ maxDepth: 3 }), typed), (value) => {
       let bytes: Uint8Array
@@ -128,6 +129,15 @@ describe('decodeMessage', () => {
     expect(decodeOutcome(packr.pack({ type: 'hello', versions: '1', space: 42, peer: null, nonce: 'abc' }))).toBe('BAD_FRAME')
     expect(decodeOutcome(packr.pack({ type: 'want', vector: { [HEX.toUpperCase()]: 1 } }))).toBe('BAD_FRAME')
     expect(decodeOutcome(packr.pack({ type: 'ack', seq: -1 }))).toBe('BAD_FRAME')
+    const withheld = (list: unknown) => decodeOutcome(packr.pack({ type: 'ack', seq: 1, withheld: list }))
+    const entry = { event: HEX, code: 'PERMISSION_DENIED', message: 'no' }
+    expect(withheld([entry])).toBe('ok')
+    expect(withheld([])).toBe('BAD_FRAME')
+    expect(withheld(entry)).toBe('BAD_FRAME')
+    expect(withheld([{ ...entry, event: 'ab' }])).toBe('BAD_FRAME')
+    expect(withheld([{ ...entry, code: 7 }])).toBe('BAD_FRAME')
+    expect(withheld([{ ...entry, message: 'x'.repeat(1001) }])).toBe('BAD_FRAME')
+    expect(withheld(Array.from({ length: MAX_FRAME_EVENTS + 1 }, () => entry))).toBe('LIMIT')
     expect(decodeOutcome(packr.pack([1, 2, 3]))).toBe('BAD_FRAME')
   })
 })

@@ -52,7 +52,7 @@ async function syncAgainst(version: number, prover: Identity) {
 }
 
 it('refuses a relay that picks a protocol version the client did not offer', async () => {
-  const { failure, sent } = await syncAgainst(2, relayKey)
+  const { failure, sent } = await syncAgainst(3, relayKey)
   expect(failure.code).toBe('UNSUPPORTED_VERSION')
   expect(sent).toEqual(['hello'])
 })

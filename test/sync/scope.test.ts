@@ -10,10 +10,12 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { CairnError } from '../../src/errors.js'
 import type { Memory } from '../../src/memory/index.js'
 import { recordIdFor } from '../../src/projection/index.js'
+import type { WithheldEvent } from '../../src/sync/messages.js'
 import type { Relay } from '../../src/sync/relay.js'
-import { craftEvent, RawPeer } from '../helpers/raw-peer.js'
+import type { SyncClient } from '../../src/sync/sync-client.js'
+import { craftChain, craftEvent, RawPeer } from '../helpers/raw-peer.js'
 import {
-  download, eventsOf, failureOf, openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor, waitFor,
+  download, eventsOf, openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor, waitFor, withheldOf,
 } from '../helpers/sync-fixtures.js'
 
 const teardown = new Teardown()
@@ -175,43 +177,63 @@ describe('writing through a scoped token', () => {
     return { memory, client }
   }
 
-  /** The writer's events the relay and the owner hold. */
-  async function landed(lib: Library, memory: Memory): Promise<{ relay: number; owner: number }> {
-    const copy = await download(teardown, lib.relay.url, lib.owner)
-    return { relay: copy.versionVector()[memory.author] ?? 0, owner: lib.owner.versionVector()[memory.author] ?? 0 }
+  /**
+   * Runs `write` on the live writer, whose token does not allow it: the relay keeps the one event
+   * it writes as a header only and says so. The header reaches the owner, whose memory does not
+   * change, and the writer stays live.
+   */
+  async function withheldWrite(lib: Library, memory: Memory, client: SyncClient, write: () => Promise<unknown>): Promise<WithheldEvent> {
+    const digest = await lib.owner.digest()
+    const reported = withheldOf(client)
+    await write()
+    const events = await reported
+    expect(events).toHaveLength(1)
+    const entry = events[0] as WithheldEvent
+    expect(entry.code).toBe('PERMISSION_DENIED')
+    const seq = memory.versionVector()[memory.author]
+    await waitFor(() => lib.owner.versionVector()[memory.author] === seq, 'the header to reach the owner')
+    expect((await lib.owner.log.get(entry.event))?.bodyState).toBe('absent')
+    expect((await memory.log.get(entry.event))?.bodyState).toBe('present')
+    expect(await lib.owner.digest()).toBe(digest)
+    expect(client.status).toBe('live')
+    return entry
   }
 
-  it('accepts writes within scope, refuses one outside with PERMISSION_DENIED, which reaches no one', async () => {
+  it('accepts writes within scope; one outside stays on the writer (the relay keeps its header), and later writes still go through', async () => {
     const lib = await library()
     const { memory, client } = await writer(lib, { kinds: ['preference'] }, ['read', 'write'])
     const pref = await memory.remember({ kind: 'preference', key: 'music', value: 'shoegaze' })
     await waitFor(async () => (await lib.owner.get(pref))?.value === 'shoegaze', 'the in-scope write to reach the owner')
-    const failure = failureOf(client)
-    await memory.remember({ kind: 'episode', summary: 'an episode the token may not write' })
-    const error = await failure
-    expect(error.code).toBe('PERMISSION_DENIED')
-    expect(client.status).toBe('error')
-    expect(await landed(lib, memory)).toEqual({ relay: 1, owner: 1 })
-    expect(memory.versionVector()[memory.author]).toBe(2)
+    let episode = ''
+    const entry = await withheldWrite(lib, memory, client, async () => {
+      episode = await memory.remember({ kind: 'episode', summary: 'an episode the token may not write: harbour' })
+    })
+    expect(entry.message).toMatch(/outside the token's scope/)
+    expect((await memory.get(episode))?.summary).toMatch(/harbour/)
+    // The writer's chain goes on past the withheld event.
+    const later = await memory.remember({ kind: 'preference', key: 'tea', value: 'oolong' })
+    await waitFor(async () => (await lib.owner.get(later))?.value === 'oolong', 'a later in-scope write to reach the owner')
+    const copy = await download(teardown, lib.relay.url, lib.owner)
+    for (const holder of [copy, lib.owner]) {
+      expect(holder.versionVector()[memory.author]).toBe(3)
+      expect(await holder.status(episode)).toBe('absent')
+      expect(await storeText(holder)).not.toContain('harbour')
+    }
   })
 
-  it('refuses a change that would move a record out of scope', async () => {
+  it('withholds a change that would move a record out of scope', async () => {
     const lib = await library()
     const { memory, client } = await writer(lib, { kinds: ['episode'], tags: { none: ['secret'] } }, ['read', 'write'])
-    const failure = failureOf(client)
-    await memory.update(lib.ids.work, { add: { tags: ['secret'] } })
-    expect((await failure).code).toBe('PERMISSION_DENIED')
-    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+    const entry = await withheldWrite(lib, memory, client, () => memory.update(lib.ids.work, { add: { tags: ['secret'] } }))
+    expect(entry.message).toMatch(/move record .* out of the token's scope/)
     expect((await lib.owner.get(lib.ids.work))?.tags).toEqual(['work'])
   })
 
-  it('a read-only token cannot write', async () => {
+  it('a read-only token writes nothing', async () => {
     const lib = await library()
     const { memory, client } = await writer(lib, { all: true }, ['read'])
-    const failure = failureOf(client)
-    await memory.remember({ kind: 'preference', key: 'music', value: 'shoegaze' })
-    expect((await failure).code).toBe('PERMISSION_DENIED')
-    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+    const entry = await withheldWrite(lib, memory, client, () => memory.remember({ kind: 'preference', key: 'music', value: 'shoegaze' }))
+    expect(entry.message).toMatch(/does not allow writing/)
   })
 
   it('a deletion cannot take an out-of-scope record with it by naming it as derived', async () => {
@@ -221,12 +243,8 @@ describe('writing through a scoped token', () => {
     const log = memory.log as unknown as { append: (identity: unknown, entry: { op: string; data: Record<string, unknown> }) => Promise<unknown> }
     const append = log.append.bind(log)
     log.append = (identity, entry) => append(identity, entry.op === 'memory.delete' ? { ...entry, data: { ...entry.data, derived: [{ kind: 'preference', id: lib.ids.tone }] } } : entry)
-    const failure = failureOf(client)
-    await memory.forget(lib.ids.work)
-    const error = await failure
-    expect(error.code).toBe('PERMISSION_DENIED')
-    expect(error.message).toMatch(/outside the token's scope/)
-    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+    const entry = await withheldWrite(lib, memory, client, () => memory.forget(lib.ids.work))
+    expect(entry.message).toMatch(/outside the token's scope/)
     expect(await lib.owner.status(lib.ids.tone)).toBe('visible')
     expect(await lib.owner.status(lib.ids.work)).toBe('visible')
   })
@@ -241,36 +259,28 @@ describe('writing through a scoped token', () => {
     expect(await lib.owner.status(lib.ids.tone)).toBe('visible')
   })
 
-  it('derive without write: new records in scope go through, a change to an existing one is refused', async () => {
+  it('derive without write: new records in scope go through, a change to an existing one is withheld', async () => {
     const lib = await library()
     const { memory, client } = await writer(lib, { kinds: ['fact'] }, ['read', 'derive'])
     const derived = await memory.remember({ kind: 'fact', episodeID: lib.ids.both, subject: 'user', predicate: 'hosts', object: 'garden parties' })
     await waitFor(async () => (await lib.owner.get(derived))?.object === 'garden parties', 'the derived fact to reach the owner')
-    const failure = failureOf(client)
-    await memory.update(lib.ids.fact, { set: { speaker: 'oslo' } })
-    const error = await failure
-    expect(error.code).toBe('PERMISSION_DENIED')
-    expect(error.message).toMatch(/only creates new records/)
-    expect(await landed(lib, memory)).toEqual({ relay: 1, owner: 1 })
+    const entry = await withheldWrite(lib, memory, client, () => memory.update(lib.ids.fact, { set: { speaker: 'oslo' } }))
+    expect(entry.message).toMatch(/only creates new records/)
     expect((await lib.owner.get(lib.ids.fact))?.speaker).toBeUndefined()
   })
 
   it('derive without write cannot create a record outside its scope either', async () => {
     const lib = await library()
     const { memory, client } = await writer(lib, { kinds: ['fact'] }, ['read', 'derive'])
-    const failure = failureOf(client)
-    await memory.remember({ kind: 'episode', summary: 'not a fact' })
-    expect((await failure).code).toBe('PERMISSION_DENIED')
-    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+    const entry = await withheldWrite(lib, memory, client, () => memory.remember({ kind: 'episode', summary: 'not a fact' }))
+    expect(entry.message).toMatch(/outside the token's scope/)
   })
 
   it('deleting needs the redact permission', async () => {
     const lib = await library()
     const { memory, client } = await writer(lib, { all: true }, ['read', 'write'])
-    const failure = failureOf(client)
-    await memory.forget(lib.ids.tone)
-    expect((await failure).code).toBe('PERMISSION_DENIED')
-    expect(await landed(lib, memory)).toEqual({ relay: 0, owner: 0 })
+    const entry = await withheldWrite(lib, memory, client, () => memory.forget(lib.ids.tone))
+    expect(entry.message).toMatch(/need the redact permission/)
     expect(await lib.owner.status(lib.ids.tone)).toBe('visible')
     // With it, the same deletion goes through.
     const allowed = await writer(lib, { all: true }, ['read', 'write', 'redact'])
@@ -281,7 +291,9 @@ describe('writing through a scoped token', () => {
 
 /**
  * A granted writer that first syncs once (so it holds the grant and what it reads), then
- * writes offline: its next sync sends all of `write`'s events in one catch-up.
+ * writes offline: its next sync sends all of `write`'s events in one catch-up. `outcome` is why
+ * the relay withheld the first event it kept as a header only, if it withheld any; the sync
+ * itself always completes. `ownerChanged`: the owner's memory (its digest) changed.
  */
 async function offlineWriter(lib: Library, scope: unknown, permissions: string[], write: (memory: Memory, sign: Signer) => Promise<void>) {
   const memory = await openReplica(teardown, lib.owner, { grant: true })
@@ -291,11 +303,17 @@ async function offlineWriter(lib: Library, scope: unknown, permissions: string[]
   // Events written below the API, as a peer running other code could: its own log signs them.
   const identity = (memory as unknown as { engine: { identity: never } }).engine.identity
   await write(memory, (op, data) => memory.log.append(identity, { op, data: data as never }).then(() => undefined))
-  const before = lib.owner.versionVector()
+  const before = await lib.owner.digest()
   const client = await startSync(teardown, memory, lib.relay.url, { live: false, token })
-  const outcome = await client.synced().then(() => undefined, (error: unknown) => error as CairnError)
+  const withheld: WithheldEvent[] = []
+  client.on('withheld', ({ events }) => withheld.push(...events))
+  await client.synced()
   await syncOnce(lib.owner, lib.relay.url)
-  return { memory, outcome, ownerChanged: JSON.stringify(lib.owner.versionVector()) !== JSON.stringify(before) }
+  // Whatever was withheld, the relay and the owner hold every event the writer wrote, as headers at least.
+  expect(lib.owner.versionVector()[memory.author]).toBe(memory.versionVector()[memory.author])
+  for (const { event } of withheld) expect((await lib.owner.log.get(event))?.bodyState).toBe('absent')
+  const first = withheld[0]
+  return { memory, outcome: first ? { code: first.code, message: first.message } : undefined, withheld, ownerChanged: (await lib.owner.digest()) !== before }
 }
 type Signer = (op: string, data: Record<string, unknown>) => Promise<void>
 
@@ -312,16 +330,31 @@ describe('a token writer\'s frame, judged event by event', () => {
     expect((await lib.owner.get(id))?.summary).toBe('standup notes, edited')
   })
 
-  it('two patches in one frame cannot together move a record out of scope', async () => {
+  it('two patches in one frame cannot together move a record out of scope: the second is withheld', async () => {
     const lib = await library()
-    const { outcome, ownerChanged } = await offlineWriter(lib, { tags: { any: ['work', 'home'] } }, ['read', 'write'], async (memory) => {
+    const { outcome, withheld } = await offlineWriter(lib, { tags: { any: ['work', 'home'] } }, ['read', 'write'], async (memory) => {
       await memory.update(lib.ids.both, { remove: { tags: ['work'] } })
       await memory.update(lib.ids.both, { remove: { tags: ['home'] } })
     })
+    expect(withheld).toHaveLength(1)
     expect(outcome?.code).toBe('PERMISSION_DENIED')
     expect(outcome?.message).toMatch(/move record .* out of the token's scope/)
-    expect(ownerChanged).toBe(false)
-    expect((await lib.owner.get(lib.ids.both))?.tags).toEqual(['work', 'home'])
+    expect((await lib.owner.get(lib.ids.both))?.tags).toEqual(['home'])
+  })
+
+  it('a record whose create was withheld does not exist for the relay: changes to it are withheld too, later records go through', async () => {
+    const lib = await library()
+    const { withheld } = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write'], async (memory) => {
+      await memory.remember({ kind: 'fact', id: 'human', episodeID: lib.ids.both, subject: 'user', predicate: 'is', object: 'squatting' })
+      await memory.update('human', { set: { speaker: 'still squatting' } })
+      await memory.remember({ kind: 'fact', episodeID: lib.ids.both, subject: 'user', predicate: 'likes', object: 'moss' })
+    })
+    expect(withheld.map((entry) => entry.message)).toEqual([
+      expect.stringMatching(/takes an id starting fact_/),
+      expect.stringMatching(/record human does not exist here/),
+    ])
+    expect(await lib.owner.status('human')).toBe('absent')
+    expect((await lib.owner.search('moss')).length).toBe(1)
   })
 
   it('a create on a record that exists is judged as the change it makes to it', async () => {
@@ -396,6 +429,64 @@ describe('a token writer\'s frame, judged event by event', () => {
     // A tag scope cannot tell whether a record it never saw is in it.
     expect(tagged.outcome?.message).toMatch(/outside the token's scope/)
     expect(await lib.owner.status('ep_unseen')).toBe('absent')
+  })
+})
+
+describe('protocol versions: a write the token does not allow', () => {
+  /**
+   * A granted writer's crafted frame, sent by a raw peer speaking `versions`: a deletion that
+   * takes an out-of-scope record along, then a patch of its target that moves it out of scope,
+   * then a create in scope. Crafted, because the writer's own replica, having applied the
+   * deletion, would erase the patch's body rather than send it.
+   */
+  async function sendFrame(versions: number[]) {
+    const lib = await library()
+    const writer = await openReplica(teardown, lib.owner, { grant: true })
+    await syncOnce(lib.owner, lib.relay.url)
+    const token = tokenFor(lib.owner, writer, { kinds: ['episode'], tags: { none: ['secret'] } }, ['read', 'write', 'redact'])
+    const tombstone = { id: 'tomb_00000000000000c1', op: 'delete', targetKind: 'episode', targetID: lib.ids.work, deletedAt: '2026-01-01T00:00:00Z', actor: writer.author, derived: {} }
+    const events = await craftChain(lib.owner, writer.identity, [
+      { op: 'memory.delete', data: { kind: 'episode', id: lib.ids.work, tombstone, derived: [{ kind: 'preference', id: lib.ids.tone }] } },
+      { op: 'memory.patch', data: { kind: 'episode', id: lib.ids.work, add: { tags: ['secret'] } } },
+      { op: 'memory.create', data: { kind: 'episode', id: 'ep_0000000000c0ffee', fields: { id: 'ep_0000000000c0ffee', summary: 'espresso tasting' } } },
+    ])
+    const peer = await RawPeer.connect(lib.relay.url)
+    teardown.add(0, () => peer.close())
+    expect((await peer.handshake(writer.identity, lib.owner.space, { token, versions }))?.type).toBe('ready')
+    await peer.sendMessage({ type: 'events', seq: 1, events: events.map(({ header, body, signature }) => ({ header, body: body as Uint8Array, signature: signature as Uint8Array })) })
+    return { lib, writer, events, peer }
+  }
+
+  it('version 2: each is kept as a header and named in the ack; what it would have done counts for nothing in the rest of the frame', async () => {
+    const { lib, writer, events, peer } = await sendFrame([1, 2])
+    const ack = await peer.next('ack')
+    expect(ack?.seq).toBe(1)
+    expect(ack?.withheld?.map((entry) => entry.event)).toEqual([events[0]?.id, events[1]?.id])
+    expect(ack?.withheld?.map((entry) => entry.code)).toEqual(['PERMISSION_DENIED', 'PERMISSION_DENIED'])
+    expect(ack?.withheld?.[0]?.message).toMatch(/outside the token's scope and not derived from/)
+    // Had the withheld deletion counted, the record would have looked deleted to the patch, which
+    // a deleted record lets through unjudged.
+    expect(ack?.withheld?.[1]?.message).toMatch(/move record .* out of the token's scope/)
+    expect(peer.isClosed).toBe(false)
+    await syncOnce(lib.owner, lib.relay.url)
+    expect(lib.owner.versionVector()[writer.author]).toBe(3)
+    expect((await lib.owner.log.get(events[0]?.id as string))?.bodyState).toBe('absent')
+    expect((await lib.owner.log.get(events[1]?.id as string))?.bodyState).toBe('absent')
+    expect(await lib.owner.status(lib.ids.work)).toBe('visible')
+    expect((await lib.owner.get(lib.ids.work))?.tags).toEqual(['work'])
+    expect(await lib.owner.status(lib.ids.tone)).toBe('visible')
+    expect((await lib.owner.get('ep_0000000000c0ffee'))?.summary).toBe('espresso tasting')
+  })
+
+  it('version 1: the frame is refused whole and the session ends', async () => {
+    const { lib, writer, peer } = await sendFrame([1])
+    const refusal = await peer.next('error')
+    expect(refusal?.code).toBe('PERMISSION_DENIED')
+    expect(refusal?.message).toMatch(/outside the token's scope and not derived from/)
+    await peer.closed
+    await syncOnce(lib.owner, lib.relay.url)
+    expect(lib.owner.versionVector()[writer.author]).toBeUndefined()
+    expect(await lib.owner.status('ep_0000000000c0ffee')).toBe('absent')
   })
 })
 

@@ -317,13 +317,16 @@ describe('tokens through the relay', () => {
   it('refuses a hello offering only protocol versions it does not speak with UNSUPPORTED_VERSION', async () => {
     const s = await stage()
     const raw = await RawPeer.connect(s.relay.url)
-    const answer = await raw.handshake(s.owner.identity, s.owner.space, { versions: [2, 99] })
+    const answer = await raw.handshake(s.owner.identity, s.owner.space, { versions: [3, 99] })
     expect(answer).toMatchObject({ type: 'error', code: 'UNSUPPORTED_VERSION' })
     await raw.closed
-    const agreed = await RawPeer.connect(s.relay.url)
-    teardown.add(0, () => agreed.close())
-    expect(await agreed.handshake(s.owner.identity, s.owner.space, { versions: [99, 1] })).toMatchObject({ type: 'ready' })
-    expect(await agreed.next('welcome')).toMatchObject({ version: 1 })
+    // The highest version both speak.
+    for (const [versions, chosen] of [[[99, 1], 1], [[1, 2, 99], 2], [[2], 2]] as const) {
+      const agreed = await RawPeer.connect(s.relay.url)
+      teardown.add(0, () => agreed.close())
+      expect(await agreed.handshake(s.owner.identity, s.owner.space, { versions: [...versions] })).toMatchObject({ type: 'ready' })
+      expect(await agreed.next('welcome')).toMatchObject({ version: chosen })
+    }
   })
 
   for (const { name, code, token } of cases) {
