@@ -4,7 +4,9 @@
  * WebSockets: concurrent offline edits converge to identical digests, a forget on the phone
  * erases the content on the laptop while both are live, and a third replica holding a token
  * scoped to preferences receives only preferences (other records travel as signed headers
- * without their content); a fourth, scoped to a tag, loses a record when the tag is removed.
+ * without their content); an agent whose token writes only preferences keeps a note it wrote to
+ * itself (the relay withholds it); a fifth replica, scoped to a tag, loses a record when the tag
+ * is removed.
  *
  * Invariant (as in start.ts): every value printed is read back from the engine at that moment,
  * and every narrated outcome is checked, so a step that misbehaves fails the demo.
@@ -118,6 +120,29 @@ export async function syncTour(root: string, { say, step, check }: Narrator): Pr
     const atReader = await reader.log.get(teaEvent)
     say(`  episode ${tea}: ${(await reader.get(tea)) === undefined ? 'absent' : 'PRESENT (!)'}; its create event arrived as a signed header only (body ${atReader?.bodyState})`)
     check((await reader.get(tea)) === undefined && atReader?.bodyState === 'absent', 'out-of-scope records travel as headers only')
+
+    step('an agent granted write, with a token for kinds [preference], writes a preference and a private note, then syncs')
+    const agent = await Memory.open({ path: path.join(root, 'sync-agent'), space: laptop.space })
+    memories.push(agent)
+    await laptop.grant(agent.author)
+    const agentToken = laptop.createToken({ audience: agent.author, scope: { kinds: ['preference'] }, permissions: ['read', 'write'], expiresIn: 3_600_000 })
+    const agentOnce = async (): Promise<{ sent: number; withheld: string[] }> => {
+      const { client, totals } = await startSync(agent, relay.url, { live: false, token: agentToken })
+      const withheld: string[] = []
+      client.on('withheld', ({ events }) => withheld.push(...events.map((item) => item.event)))
+      await client.synced()
+      return { sent: totals.sent, withheld }
+    }
+    await startSync(laptop, relay.url, { live: false }).then(({ client }) => client.synced())
+    await agentOnce()
+    const note = await agent.remember({ kind: 'episode', summary: 'private note: the user sounded tired today' })
+    const music = await agent.remember({ kind: 'preference', key: 'music', value: 'quiet jazz while working' })
+    const agentSync = await agentOnce()
+    await startSync(laptop, relay.url, { live: false }).then(({ client }) => client.synced())
+    const noteAtLaptop = await laptop.log.get(agentSync.withheld[0] ?? '')
+    say(`  the relay withheld ${count(agentSync.withheld.length, 'event')} of ${agentSync.sent} sent: the note stays on the agent (body at the laptop: ${noteAtLaptop?.bodyState}); the laptop now has music = ${quote((await laptop.get(music))?.value)}`)
+    check(agentSync.withheld.length === 1 && noteAtLaptop?.bodyState === 'absent' && (await laptop.get(note)) === undefined && (await agent.get(note)) !== undefined &&
+      (await laptop.get(music))?.value === 'quiet jazz while working', 'a write outside the token stays on the writer, and the sync goes on')
 
     step('a reader scoped to the tag "shared" syncs; then the laptop untags the one shared episode')
     const shared = await laptop.remember({ kind: 'episode', summary: 'trip plan: Bergen in May', tags: ['shared'] })

@@ -264,6 +264,7 @@ describe('npm start (the demo)', () => {
     expect(out).toMatch(/get → nothing; history: memory\.delete; create event [0-9a-f]{12}… body erased; digests equal: true/)
     expect(out).toMatch(/it sees 2 records: preference \w+ = \w+, preference \w+ = \w+\n/)
     expect(out).toMatch(/episode ep_[0-9a-f]+: absent; its create event arrived as a signed header only \(body absent\)/)
+    expect(out).toMatch(/the relay withheld 1 event of 2 sent: the note stays on the agent \(body at the laptop: absent\); the laptop now has music = "quiet jazz while working"/)
     const root = /on the embedded store in (\S+)/.exec(out)?.[1]
     expect(root).toBeDefined()
     expect(out).toContain(`removed ${root}`)
