@@ -128,6 +128,13 @@ describe('cairn sync through cairn serve', () => {
     ok(await run(['sync', relay.url, '--dir', owner.dir]))
     expect((await records(owner)).map((record) => record.id)).toEqual([preference])
     expect(ok(await run(['log', '--dir', owner.dir, '--json'])).stdout).not.toContain('lighthouse')
+    // Live, it says so as it happens, and goes live all the same.
+    ok(await run(['remember', '--dir', writer.dir, 'another diary entry, about the harbour']))
+    const live = startCli(['sync', relay.url, '--live', '--token', token, '--dir', writer.dir])
+    await live.waitFor(/\d\d:\d\d:\d\d 1 event kept on this device only: the token does not allow it \(record ep_\w+ is outside the token's scope/, 'stderr')
+    await live.waitFor(/live: caught up both ways/, 'stderr')
+    const result = await live.stop('SIGINT')
+    expect(result.code).toBe(0)
   })
 
   it('a reader given a token with another scope gets the new scope\'s records and is told what was withdrawn', async () => {
