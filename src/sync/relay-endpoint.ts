@@ -128,13 +128,17 @@ export interface RelayEndpointOptions {
    * `ack` (protocol version 2), instead of refusing the frame and ending the session (version 1).
    */
   readonly withholds?: boolean
+  /** Told of the events each frame had withheld (for the relay's operator). */
+  readonly onWithheld?: (events: readonly WithheldEvent[]) => void
 }
 
 export class RelayEndpoint implements SyncEndpoint {
   private readonly withholds: boolean
+  private readonly onWithheld: ((events: readonly WithheldEvent[]) => void) | undefined
 
   constructor(private readonly memory: Memory, readonly access: PeerAccess, options: RelayEndpointOptions = {}) {
     this.withholds = options.withholds ?? false
+    this.onWithheld = options.onWithheld
   }
 
   get space(): string {
@@ -326,6 +330,7 @@ export class RelayEndpoint implements SyncEndpoint {
       }
     }
     await this.memory.ingestDeferred(stored, deadline === undefined ? {} : { deadline })
+    if (withheld.length > 0) this.onWithheld?.(withheld)
     return withheld
   }
 

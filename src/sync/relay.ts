@@ -24,7 +24,7 @@ import {
 import { Listeners } from '../log/listeners.js'
 import { Memory } from '../memory/index.js'
 import { checkProof, newNonce, proveKey } from './handshake.js'
-import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, WITHHOLDING_VERSION, type Message } from './messages.js'
+import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, WITHHOLDING_VERSION, type Message, type WithheldEvent } from './messages.js'
 import { RelayEndpoint, type PeerAccess } from './relay-endpoint.js'
 import { SyncSession, wireMessage } from './sync-session.js'
 import { CLOSE_POLICY, CLOSE_PROTOCOL, CountingTransport, WebSocketTransport, type TrafficCounter, type Transport } from './transport.js'
@@ -80,6 +80,8 @@ export interface RelayStats {
 export interface RelayEvents {
   'peer-open': PeerInfo
   'peer-close': PeerInfo & { readonly error?: CairnError }
+  /** A token peer's frame had events its token does not allow: they were kept as headers only. */
+  'peer-withheld': PeerInfo & { readonly events: readonly WithheldEvent[] }
   [name: string]: unknown
 }
 
@@ -276,11 +278,14 @@ export class Relay {
       await memory.ingestDeferred([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
     }
     const access = this.accessOf(memory, hello.peer, hello.token)
-    const endpoint = new RelayEndpoint(memory, access, { withholds: negotiatedVersion(hello.versions) >= WITHHOLDING_VERSION })
+    const info: PeerInfo = { key: hello.peer, space: hello.space, ...(access.token ? { token: access.token.id } : {}) }
+    const endpoint = new RelayEndpoint(memory, access, {
+      withholds: negotiatedVersion(hello.versions) >= WITHHOLDING_VERSION,
+      onWithheld: (events) => this.listeners.emit('peer-withheld', { ...info, events }),
+    })
     const session = new SyncSession(transport, endpoint, this.store.crypto)
     const peer: Peer = { transport, access, space: hello.space, session }
     this.peers.add(peer)
-    const info: PeerInfo = { key: hello.peer, space: hello.space, ...(access.token ? { token: access.token.id } : {}) }
     session.on('closed', ({ error }) => {
       this.peers.delete(peer)
       this.listeners.emit('peer-close', { ...info, ...(error ? { error } : {}) })

@@ -121,6 +121,8 @@ describe('cairn sync through cairn serve', () => {
     ok(await run(['remember', '--dir', writer.dir, 'a diary entry about the lighthouse']))
     const kept = ok(await run(['sync', relay.url, '--token', token, '--dir', writer.dir]))
     expect(kept.stdout).toMatch(/^1 event kept on this device only: the token does not allow it \(record ep_\w+ is outside the token's scope \(event [0-9a-f]{64}\)\)$/m)
+    // The relay's operator sees it too.
+    await relay.process.waitFor(new RegExp(`withheld 1 event from ${writer.author.slice(0, 12)}… token [0-9a-f]{12}…: record ep_\\w+ is outside the token's scope`), 'stderr')
     const preference = ok(await run(['remember', '--dir', writer.dir, '--kind', 'preference', '--field', 'key=light', 'dim'])).stdout.trim()
     const json = ok(await run(['sync', relay.url, '--token', token, '--dir', writer.dir, '--json']))
     expect(JSON.parse(json.stdout)).toMatchObject({ sent: 1 })

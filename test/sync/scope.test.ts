@@ -450,16 +450,20 @@ describe('protocol versions: a write the token does not allow', () => {
       { op: 'memory.patch', data: { kind: 'episode', id: lib.ids.work, add: { tags: ['secret'] } } },
       { op: 'memory.create', data: { kind: 'episode', id: 'ep_0000000000c0ffee', fields: { id: 'ep_0000000000c0ffee', summary: 'espresso tasting' } } },
     ])
+    const relayReports: { key: string; events: readonly WithheldEvent[] }[] = []
+    lib.relay.on('peer-withheld', ({ key, events: withheld }) => relayReports.push({ key, events: withheld }))
     const peer = await RawPeer.connect(lib.relay.url)
     teardown.add(0, () => peer.close())
     expect((await peer.handshake(writer.identity, lib.owner.space, { token, versions }))?.type).toBe('ready')
     await peer.sendMessage({ type: 'events', seq: 1, events: events.map(({ header, body, signature }) => ({ header, body: body as Uint8Array, signature: signature as Uint8Array })) })
-    return { lib, writer, events, peer }
+    return { lib, writer, events, peer, relayReports }
   }
 
   it('version 2: each is kept as a header and named in the ack; what it would have done counts for nothing in the rest of the frame', async () => {
-    const { lib, writer, events, peer } = await sendFrame([1, 2])
+    const { lib, writer, events, peer, relayReports } = await sendFrame([1, 2])
     const ack = await peer.next('ack')
+    // The relay's operator hears of it as the peer does.
+    expect(relayReports).toEqual([{ key: writer.author, events: ack?.withheld }])
     expect(ack?.seq).toBe(1)
     expect(ack?.withheld?.map((entry) => entry.event)).toEqual([events[0]?.id, events[1]?.id])
     expect(ack?.withheld?.map((entry) => entry.code)).toEqual(['PERMISSION_DENIED', 'PERMISSION_DENIED'])
@@ -479,8 +483,9 @@ describe('protocol versions: a write the token does not allow', () => {
   })
 
   it('version 1: the frame is refused whole and the session ends', async () => {
-    const { lib, writer, peer } = await sendFrame([1])
+    const { lib, writer, peer, relayReports } = await sendFrame([1])
     const refusal = await peer.next('error')
+    expect(relayReports).toEqual([])
     expect(refusal?.code).toBe('PERMISSION_DENIED')
     expect(refusal?.message).toMatch(/outside the token's scope and not derived from/)
     await peer.closed

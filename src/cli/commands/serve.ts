@@ -42,7 +42,10 @@ function clockTime(): string {
   return new Date().toISOString().slice(11, 19)
 }
 
-/** Logs each peer session that opens or closes to stderr, with the number connected, until stopped. */
+/**
+ * Logs each peer session that opens or closes to stderr, with the number connected, and each
+ * frame whose events a token did not allow (kept as headers only), until stopped.
+ */
 function logPeers(relay: Relay, context: CliContext): () => void {
   const peer = (key: string, token?: string) => `${key.slice(0, 12)}… ${token ? `token ${token.slice(0, 12)}…` : 'full access'}`
   const stopOpen = relay.on('peer-open', ({ key, token }) => {
@@ -51,9 +54,13 @@ function logPeers(relay: Relay, context: CliContext): () => void {
   const stopClose = relay.on('peer-close', ({ key, token, error }) => {
     void context.stderr.write(`${clockTime()} peers: ${relay.peerCount} (-1 ${peer(key, token)}${error ? `: ${error.code}` : ''})\n`)
   })
+  const stopWithheld = relay.on('peer-withheld', ({ key, token, events }) => {
+    void context.stderr.write(`${clockTime()} withheld ${events.length === 1 ? '1 event' : `${events.length} events`} from ${peer(key, token)}: ${events[0]?.message ?? ''}\n`)
+  })
   return () => {
     stopOpen()
     stopClose()
+    stopWithheld()
   }
 }
 
@@ -67,7 +74,8 @@ peer only after the peer proves its key, with full access for a space's owner an
 what a capability token allows for anyone else. Prints one line on stdout,
   listening on ws://HOST:PORT (relay key HEX)
 (with --json: {"key": hex, "url": "ws://…"}), then logs each peer session that opens or
-closes to stderr with the number connected. Runs until SIGINT (Ctrl-C) or SIGTERM, then closes every session,
+closes to stderr with the number connected, and each write a token did not allow (kept as
+a header only; the peer is told). Runs until SIGINT (Ctrl-C) or SIGTERM, then closes every session,
 flushes the store, prints the spaces served and the bytes moved, and exits 0. --port 0 listens on any free port (the line says which). The
 relay's key is kept in <D>/relay-identity.json and its store in <D>/store/. Exits 1 with
 PORT_IN_USE when the port is taken, STORE_LOCKED when another relay runs on <D>.`,
