@@ -6,7 +6,7 @@
  * Invariant: nothing is printed for a sync that finishes within the first interval, so a quick
  * one-shot sync's stderr stays empty and a failing one's stays one line.
  */
-import { AuthError, CairnError, ProtocolError, type SyncClient, type WithheldEvent } from '../index.js'
+import { AuthError, CairnError, ProtocolError, shortId, type SyncClient, type WithheldEvent } from '../index.js'
 import type { TextSink } from './command.js'
 
 export interface SyncTotals {
@@ -18,7 +18,9 @@ export class SyncProgress {
   readonly totals: SyncTotals = { received: 0, sent: 0 }
   /** Records the relay withdrew from this replica (they left its token's scope). */
   withdrawn = 0
-  /** Events the relay kept as headers only, the token not allowing them: their content stays here. */
+  /** How many events the relay kept as headers only, the token not allowing them: their content stays here. */
+  withheldCount = 0
+  /** The first of them (at most MAX_WITHHELD_KEPT: a live session may withhold without end). */
   readonly withheld: WithheldEvent[] = []
   private reported: SyncTotals = { received: 0, sent: 0 }
   private lastReportMs: number
@@ -38,7 +40,10 @@ export class SyncProgress {
       client.on('received', ({ events }) => this.add('received', events)),
       client.on('sent', ({ events }) => this.add('sent', events)),
       client.on('withdrawn', ({ records }) => { this.withdrawn += records }),
-      client.on('withheld', ({ events }) => { this.withheld.push(...events) }),
+      client.on('withheld', ({ events }) => {
+        this.withheldCount += events.length
+        this.withheld.push(...events.slice(0, MAX_WITHHELD_KEPT - this.withheld.length))
+      }),
     ]
   }
 
@@ -63,10 +68,17 @@ export class SyncProgress {
 
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
 
-/** What a person reads of events the relay withheld: how many, and why the first was. */
-export function describeWithheld(events: readonly WithheldEvent[]): string {
-  const first = events[0]
-  return `${plural(events.length, 'event')} kept on this device only: the token does not allow ${events.length === 1 ? 'it' : 'them'}${first ? ` (${first.message})` : ''}`
+/** Withheld events a one-time sync lists in its --json result. */
+export const MAX_WITHHELD_KEPT = 100
+
+/** A withheld event's reason without the event id the relay appends (it is given apart). */
+export function withheldReason(event: WithheldEvent): string {
+  return event.message.replace(/ \(event [0-9a-f]{64}\)$/, '')
+}
+
+/** What a person reads of events the relay withheld: how many, and which the first was and why. */
+export function describeWithheld(count: number, first: WithheldEvent | undefined): string {
+  return `${plural(count, 'event')} kept on this device only: the token does not allow ${count === 1 ? 'it' : 'them'}${first ? ` (event ${shortId(first.event)}: ${withheldReason(first)})` : ''}`
 }
 
 /** Codes the relay sends about the presented token: the fix is a different --token. */

@@ -296,42 +296,98 @@ export class RelayEndpoint implements SyncEndpoint {
   }
 
   /**
-   * Stores a frame from the peer. A token holder's events are judged one by one: one its token
-   * does not allow is refused with the frame (version 1), or kept as a header only and returned
-   * (version 2: the `ack` names it). A header carries no content and applies nothing here or at
-   * any other replica, yet keeps the writer's chain whole, so its later events still go through.
-   * @throws AuthError PERMISSION_DENIED naming the event (version 1); a control event from a
-   *   token holder is refused in every version (every replica needs a grant's body)
+   * Stores a frame from the peer. A full-access peer's events go to the log as they are. A token
+   * holder's are judged one by one (`checkWrite`), and in protocol version 1 one its token does
+   * not allow refuses the frame. In version 2:
+   * - the holder's own event its token does not allow is kept as a header only and returned (the
+   *   `ack` names it). A header carries no content and applies nothing here or at any other
+   *   replica, yet keeps the writer's chain whole, so its later events still go through;
+   * - another author's event it does not allow (one the holder got elsewhere, a log snapshot
+   *   say) is not taken at all, nor that author's later events in the frame: their author, or a
+   *   full-access peer, brings them with their bodies. Kept as a header, the relay's vector would
+   *   cover it, and nobody would ever send its body again. Another author's header without a
+   *   body is not taken either, for the same reason;
+   * - nothing is filled in: the body of an event the relay holds as a header (a withheld write,
+   *   say) is never taken from a token holder, whatever its access now.
+   * @throws AuthError PERMISSION_DENIED naming the event (version 1; in version 2 for the
+   *   holder's own grant or revocation, which every replica needs whole)
    */
   async ingest(envelopes: EventEnvelope[], deadline?: number): Promise<WithheldEvent[]> {
     const token = this.access.token
-    // What the relay already holds in full changes nothing, so it needs no permission.
-    const fresh = token ? await this.notHeld(envelopes) : envelopes
-    if (fresh.length === 0) return []
+    const options = deadline === undefined ? {} : { deadline }
+    if (!token) {
+      await this.memory.ingestDeferred(envelopes, options)
+      return []
+    }
+    if (!this.withholds) {
+      await this.ingestRefusing(envelopes, token, options)
+      return []
+    }
+    const fresh = await this.notStored(envelopes)
     const withheld: WithheldEvent[] = []
-    let stored = fresh
-    if (token) {
-      stored = []
-      const writes = hasPermission(token, 'write') || hasPermission(token, 'derive')
-      const frame = new FrameRecords()
-      for (const envelope of fresh) {
-        try {
-          // A header alone (a body its writer erased) carries nothing to allow.
-          if (!writes && envelope.body && !isControl(envelope.header)) throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
-          await this.checkWrite(envelope, token, frame)
-          frame.keep()
-          stored.push(envelope)
-        } catch (error) {
-          frame.drop()
-          if (!this.withholds || !(error instanceof AuthError) || error.code !== 'PERMISSION_DENIED' || isControl(envelope.header)) throw error
+    const stored: EventEnvelope[] = []
+    /** Other authors whose event this frame could not take: their later events wait for them too. */
+    const skipped = new Set<string>()
+    const writes = hasPermission(token, 'write') || hasPermission(token, 'derive')
+    const frame = new FrameRecords()
+    for (const envelope of fresh) {
+      const { author } = authorAndSeq(envelope)
+      const own = author === this.access.key
+      if (!own && (skipped.has(author) || !envelope.body)) {
+        skipped.add(author)
+        continue
+      }
+      try {
+        // A header alone (a body its writer erased) carries nothing to allow.
+        if (!writes && envelope.body && !isControl(envelope.header)) throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
+        await this.checkWrite(envelope, token, frame)
+        frame.keep()
+        stored.push(envelope)
+      } catch (error) {
+        frame.drop()
+        if (!(error instanceof AuthError) || error.code !== 'PERMISSION_DENIED' || (own && isControl(envelope.header))) throw error
+        if (own) {
           withheld.push({ event: envelope.id, code: error.code, message: wireMessage(error) })
           stored.push(headerOnly(envelope))
-        }
+        } else skipped.add(author)
       }
     }
-    await this.memory.ingestDeferred(stored, deadline === undefined ? {} : { deadline })
+    if (stored.length > 0) await this.memory.ingestDeferred(stored, options)
     if (withheld.length > 0) this.onWithheld?.(withheld)
     return withheld
+  }
+
+  /** Version 1: the frame is stored whole, or refused whole at the first event the token does not allow. */
+  private async ingestRefusing(envelopes: EventEnvelope[], token: CapabilityToken, options: { deadline?: number }): Promise<void> {
+    // What the relay already holds in full changes nothing, so it needs no permission.
+    const fresh = await this.notHeld(envelopes)
+    if (fresh.length === 0) return
+    if (!hasPermission(token, 'write') && !hasPermission(token, 'derive')) {
+      throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
+    }
+    // Each event is judged on the records as the frame's earlier events leave them.
+    const frame = new FrameRecords()
+    for (const envelope of fresh) {
+      await this.checkWrite(envelope, token, frame)
+      frame.keep()
+    }
+    await this.memory.ingestDeferred(fresh, options)
+  }
+
+  /**
+   * Events the relay does not store yet, each once (a frame may repeat one: the first copy with
+   * a body stands for all, so what is judged is what the log keeps), each author's in seq order
+   * (the order the log applies them in; an author's events keep the places its events had).
+   */
+  private async notStored(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
+    const unique = new Map<string, EventEnvelope>()
+    for (const envelope of envelopes) {
+      const first = unique.get(envelope.id)
+      if (!first || (!first.body && envelope.body)) unique.set(envelope.id, envelope)
+    }
+    const out: EventEnvelope[] = []
+    for (const envelope of unique.values()) if (!(await this.memory.log.get(envelope.id))) out.push(envelope)
+    return inSeqOrderPerAuthor(out)
   }
 
   /** Envelopes that add something here: an event not stored, or a body a stored header lacks. */
@@ -364,19 +420,24 @@ export class RelayEndpoint implements SyncEndpoint {
     if (!facts || facts.id === undefined || facts.kind === undefined || !isRecordKind(facts.kind)) return refuse('event is not a memory operation a token may write')
     const { id, kind, op } = facts
     const before = await this.known(id, frame)
+    // One answer for a record the holder may not see and one that does not exist: refusals
+    // (and version 2's withheld notices, many per frame) must not tell them apart, or the holder
+    // could probe for records outside its scope (a preference's id derives from its key).
+    const unseen = (): never => refuse(`record ${id} is outside the token's scope or does not exist here`)
     if (before.status === 'deleted') {
       // Its tombstone blocks any change here, but a second deletion still takes the records its
       // `derived` list names: the permissions hold as for any record, and so do those records' checks.
       // The scope too, as far as a deleted record shows it: a replica the deletion has not reached
       // yet would take the write (a redaction with a skeleton of the writer's choosing, say).
+      if (!mayHaveBeenInScope(token.scope, { id, kind: before.kind ?? kind })) unseen()
       if (before.kind !== undefined && before.kind !== kind) refuse(`record ${id} is a ${before.kind}, not a ${kind}`)
-      if (!mayHaveBeenInScope(token.scope, { id, kind })) refuse(`record ${id} is outside the token's scope`)
       if (!hasPermission(token, 'write')) refuse('with derive and no write, a token only creates new records')
       if (TOMBSTONE_OPS.includes(op) && !hasPermission(token, 'redact')) refuse('deleting and redacting need the redact permission')
       frame.set(id, before)
       if (op === MEMORY_OPS.delete) await this.checkDerived(facts, token, frame, refuse)
       return
     }
+    if (before.status !== 'absent' && !scopeAllows(token.scope, { id, kind: before.kind ?? kind, tags: before.tags })) unseen()
     if (before.kind !== undefined && before.kind !== kind) refuse(`record ${id} is a ${before.kind}, not a ${kind}`)
     if (before.status === 'absent') {
       // A create brings a record into being, with an id of its own kind. A deletion of an id
@@ -387,8 +448,8 @@ export class RelayEndpoint implements SyncEndpoint {
       const isOwnFormId = spec.idPrefix !== undefined && spec.keyFields === undefined
       if (op === MEMORY_OPS.delete && isOwnFormId) {
         checkNewId(kind, id, facts.data, refuse)
-        if (!scopeAllows(token.scope, { id, kind, tags: [] })) refuse(`record ${id} is outside the token's scope`)
-      } else if (op !== MEMORY_OPS.create) refuse(`record ${id} does not exist here`)
+        if (!scopeAllows(token.scope, { id, kind, tags: [] })) unseen()
+      } else if (op !== MEMORY_OPS.create) unseen()
       else checkNewId(kind, id, facts.data, refuse)
     }
     // `derive` without `write`: new records from what the holder reads (a derived fact, say),
@@ -397,11 +458,10 @@ export class RelayEndpoint implements SyncEndpoint {
       refuse('with derive and no write, a token only creates new records')
     }
     if (TOMBSTONE_OPS.includes(op) && !hasPermission(token, 'redact')) refuse('deleting and redacting need the redact permission')
-    const current: ScopedRecord = { id, kind, tags: before.tags }
-    if (before.status !== 'absent' && !scopeAllows(token.scope, current)) refuse(`record ${id} is outside the token's scope`)
     const after = this.afterOperation(facts, before, refuse)
     if (after.status !== 'deleted' && !scopeAllows(token.scope, { id, kind, tags: after.tags })) {
-      refuse(before.status === 'absent' ? `record ${id} is outside the token's scope` : `the change would move record ${id} out of the token's scope`)
+      if (before.status === 'absent') unseen()
+      refuse(`the change would move record ${id} out of the token's scope`)
     }
     frame.set(id, after)
     if (op === MEMORY_OPS.delete) await this.checkDerived(facts, token, frame, refuse)
@@ -458,14 +518,32 @@ export class RelayEndpoint implements SyncEndpoint {
       if (reach.has(derived.id)) continue
       const record = await this.known(derived.id, frame)
       if (record.status === 'deleted') continue
-      if (record.status === 'absent') refuse(`the deletion takes record ${derived.id} with it, which does not exist here`)
-      if (record.kind !== derived.kind) refuse(`the deletion takes record ${derived.id} with it as a ${derived.kind}; it is a ${record.kind ?? 'record of unknown kind'}`)
-      if (!scopeAllows(token.scope, { id: derived.id, kind: derived.kind, tags: record.tags })) {
-        refuse(`the deletion takes record ${derived.id} with it, which is outside the token's scope and not derived from ${target}`)
+      // Absent and out of scope alike, as in checkWrite: no probing through derived lists.
+      if (record.status === 'absent' || !scopeAllows(token.scope, { id: derived.id, kind: record.kind ?? derived.kind, tags: record.tags })) {
+        refuse(`the deletion takes record ${derived.id} with it, which is outside the token's scope or does not exist here, and is not derived from ${target}`)
       }
+      if (record.kind !== derived.kind) refuse(`the deletion takes record ${derived.id} with it as a ${derived.kind}; it is a ${record.kind ?? 'record of unknown kind'}`)
       frame.set(derived.id, { ...record, status: 'deleted' })
     }
   }
+}
+
+/** The same events, each author's sorted by seq into the places that author's events hold. */
+function inSeqOrderPerAuthor(envelopes: readonly EventEnvelope[]): EventEnvelope[] {
+  const places = new Map<string, number[]>()
+  const seqs = envelopes.map((envelope, index) => {
+    const { author, seq } = authorAndSeq(envelope)
+    const list = places.get(author)
+    if (list) list.push(index)
+    else places.set(author, [index])
+    return seq
+  })
+  const out = [...envelopes]
+  for (const indexes of places.values()) {
+    const sorted = [...indexes].sort((a, b) => (seqs[a] as number) - (seqs[b] as number))
+    indexes.forEach((place, i) => { out[place] = envelopes[sorted[i] as number] as EventEnvelope })
+  }
+  return out
 }
 
 /** What the relay knows of a record while it checks a frame. */

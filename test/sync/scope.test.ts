@@ -351,7 +351,7 @@ describe('a token writer\'s frame, judged event by event', () => {
     })
     expect(withheld.map((entry) => entry.message)).toEqual([
       expect.stringMatching(/takes an id starting fact_/),
-      expect.stringMatching(/record human does not exist here/),
+      expect.stringMatching(/record human is outside the token's scope or does not exist here/),
     ])
     expect(await lib.owner.status('human')).toBe('absent')
     expect((await lib.owner.search('moss')).length).toBe(1)
@@ -467,7 +467,7 @@ describe('protocol versions: a write the token does not allow', () => {
     expect(ack?.seq).toBe(1)
     expect(ack?.withheld?.map((entry) => entry.event)).toEqual([events[0]?.id, events[1]?.id])
     expect(ack?.withheld?.map((entry) => entry.code)).toEqual(['PERMISSION_DENIED', 'PERMISSION_DENIED'])
-    expect(ack?.withheld?.[0]?.message).toMatch(/outside the token's scope and not derived from/)
+    expect(ack?.withheld?.[0]?.message).toMatch(/outside the token's scope or does not exist here, and is not derived from/)
     // Had the withheld deletion counted, the record would have looked deleted to the patch, which
     // a deleted record lets through unjudged.
     expect(ack?.withheld?.[1]?.message).toMatch(/move record .* out of the token's scope/)
@@ -487,7 +487,7 @@ describe('protocol versions: a write the token does not allow', () => {
     const refusal = await peer.next('error')
     expect(relayReports).toEqual([])
     expect(refusal?.code).toBe('PERMISSION_DENIED')
-    expect(refusal?.message).toMatch(/outside the token's scope and not derived from/)
+    expect(refusal?.message).toMatch(/outside the token's scope or does not exist here, and is not derived from/)
     await peer.closed
     await syncOnce(lib.owner, lib.relay.url)
     expect(lib.owner.versionVector()[writer.author]).toBeUndefined()
@@ -526,7 +526,8 @@ describe('what a deleted record still allows', () => {
       await sign('memory.redact', { kind: 'episode', id: lib.ids.fact, tombstone, skeleton: { id: lib.ids.fact, summary: 'forged', tags: ['forged'] }, derived: [] })
     })
     expect(spoofed.outcome?.code).toBe('PERMISSION_DENIED')
-    expect(spoofed.outcome?.message).toMatch(/is a fact, not a episode/)
+    // Nor does it learn the record's kind: out of its scope, a record is as good as absent.
+    expect(spoofed.outcome?.message).toMatch(/is outside the token's scope or does not exist here/)
     expect(spoofed.ownerChanged).toBe(false)
     // A writer whose scope reaches the kind still writes to it (its redaction changes nothing here).
     const honest = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write', 'redact'], async (memory, sign) => {

@@ -20,7 +20,7 @@ import { defineOperandCommand } from '../operand-command.js'
 import { usageError } from '../operand-args.js'
 import { watchForStop } from '../stop-signal.js'
 import { decodeTokenArgument, hexKey, relayUrlOperand, secondsFlag } from '../sync-flags.js'
-import { describeWithheld, plural, restateRefusal, SyncProgress, type SyncTotals } from '../sync-report.js'
+import { describeWithheld, plural, restateRefusal, SyncProgress, withheldReason, type SyncTotals } from '../sync-report.js'
 
 const DEFAULT_TIMEOUT_SECONDS = 30
 const PROGRESS_INTERVAL_MS = 1000
@@ -84,11 +84,12 @@ async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeo
   // Records that left the token's scope are gone from this store, and events the token does not
   // allow stayed in it only: say so.
   const withdrawn = progress.withdrawn
-  const withheld = progress.withheld
+  const withheld = progress.withheldCount
+  const withheldEvents = progress.withheld.map((event) => ({ event: event.event, reason: withheldReason(event) }))
   await context.stdout.write(json
-    ? `${canonicalJson({ url, received: totals.received, sent: totals.sent, ...(withdrawn > 0 ? { withdrawn } : {}), ...(withheld.length > 0 ? { withheld: withheld.length } : {}), digest })}\n`
+    ? `${canonicalJson({ url, received: totals.received, sent: totals.sent, ...(withdrawn > 0 ? { withdrawn } : {}), ...(withheld > 0 ? { withheld, withheldEvents } : {}), digest })}\n`
     : `synced with ${url}: sent ${plural(totals.sent, 'event')}, received ${totals.received}${withdrawn > 0 ? `; ${plural(withdrawn, 'record')} withdrawn (outside the token's scope now)` : ''}\n` +
-      `${withheld.length > 0 ? `${describeWithheld(withheld)}\n` : ''}digest ${digest}\n`)
+      `${withheld > 0 ? `${describeWithheld(withheld, progress.withheld[0])}\n` : ''}digest ${digest}\n`)
   return EXIT_OK
 }
 
@@ -111,7 +112,7 @@ async function syncLive(memory: Memory, url: string, options: SyncOptions, conte
       note('live: caught up both ways')
     }
   })
-  client.on('withheld', ({ events }) => note(describeWithheld(events)))
+  client.on('withheld', ({ events }) => note(describeWithheld(events.length, events[0])))
   client.on('error', (error) => {
     // A fatal error turns the status to 'error' right after this event; only retries are noted here.
     queueMicrotask(() => {
