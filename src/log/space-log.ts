@@ -123,6 +123,11 @@ export class SpaceLog {
     return this.state.pending.size
   }
 
+  /** Whether the event is held here until its dependencies arrive (stored, not applied yet). */
+  isHeld(id: string): boolean {
+    return this.state.pending.has(id as EventId)
+  }
+
   on<Name extends keyof SpaceLogEvents>(name: Name, listener: (payload: SpaceLogEvents[Name]) => void): () => void {
     return this.listeners.on(name, listener)
   }

@@ -20,7 +20,7 @@
  * the record as it is now, so what the peer ends up with is the records now in scope.
  */
 import { hasPermission, scopeAllows, type CapabilityToken, type ScopedRecord } from '../auth/index.js'
-import { AuthError, CairnError } from '../errors.js'
+import { AuthError, CairnError, ProtocolError } from '../errors.js'
 import { canonicalJson, parseJson, type EventEnvelope, type JsonValue, type VersionVector } from '../log/index.js'
 import { redactionSkeleton, type Memory } from '../memory/index.js'
 import { isRecordKind, kindSpec, MEMORY_OPS, readRecordId, recordIdFor, tagsOf, type RecordKind, type RecordView } from '../projection/index.js'
@@ -303,14 +303,17 @@ export class RelayEndpoint implements SyncEndpoint {
    *   `ack` names it). A header carries no content and applies nothing here or at any other
    *   replica, yet keeps the writer's chain whole, so its later events still go through;
    * - another author's event it does not allow (one the holder got elsewhere, a log snapshot
-   *   say) is not taken at all, nor that author's later events in the frame: their author, or a
-   *   full-access peer, brings them with their bodies. Kept as a header, the relay's vector would
-   *   cover it, and nobody would ever send its body again. Another author's header without a
-   *   body is not taken either, for the same reason;
+   *   say), or sent without its body, is left to its author: nothing of the frame is stored and
+   *   the session ends with AWAITING_AUTHOR, which the client retries. Once the author (or a
+   *   full-access peer) has brought the event whole, the relay holds it and the holder's next
+   *   try goes through. Kept as a header, it would have been covered by the relay's vector and
+   *   nobody would ever have sent its body again; skipped, the holder's later events would have
+   *   depended on an event the relay lacks;
    * - nothing is filled in: the body of an event the relay holds as a header (a withheld write,
    *   say) is never taken from a token holder, whatever its access now.
    * @throws AuthError PERMISSION_DENIED naming the event (version 1; in version 2 for the
-   *   holder's own grant or revocation, which every replica needs whole)
+   *   holder's own grant or revocation, which every replica needs whole); ProtocolError
+   *   AWAITING_AUTHOR (version 2) as above
    */
   async ingest(envelopes: EventEnvelope[], deadline?: number): Promise<WithheldEvent[]> {
     const token = this.access.token
@@ -326,17 +329,14 @@ export class RelayEndpoint implements SyncEndpoint {
     const fresh = await this.notStored(envelopes)
     const withheld: WithheldEvent[] = []
     const stored: EventEnvelope[] = []
-    /** Other authors whose event this frame could not take: their later events wait for them too. */
-    const skipped = new Set<string>()
     const writes = hasPermission(token, 'write') || hasPermission(token, 'derive')
     const frame = new FrameRecords()
+    const awaitAuthor = (envelope: EventEnvelope, why: string): never => {
+      throw new ProtocolError('AWAITING_AUTHOR', `event ${envelope.id} is another author's, and ${why}: the relay takes it from its author or a full-access peer; try again once they have synced`, { event: envelope.id })
+    }
     for (const envelope of fresh) {
-      const { author } = authorAndSeq(envelope)
-      const own = author === this.access.key
-      if (!own && (skipped.has(author) || !envelope.body)) {
-        skipped.add(author)
-        continue
-      }
+      const own = authorAndSeq(envelope).author === this.access.key
+      if (!own && !envelope.body) awaitAuthor(envelope, 'came without its body')
       try {
         // A header alone (a body its writer erased) carries nothing to allow.
         if (!writes && envelope.body && !isControl(envelope.header)) throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
@@ -346,10 +346,9 @@ export class RelayEndpoint implements SyncEndpoint {
       } catch (error) {
         frame.drop()
         if (!(error instanceof AuthError) || error.code !== 'PERMISSION_DENIED' || (own && isControl(envelope.header))) throw error
-        if (own) {
-          withheld.push({ event: envelope.id, code: error.code, message: wireMessage(error) })
-          stored.push(headerOnly(envelope))
-        } else skipped.add(author)
+        if (!own) awaitAuthor(envelope, `this token does not allow it (${wireMessage(error)})`)
+        withheld.push({ event: envelope.id, code: error.code, message: wireMessage(error) })
+        stored.push(headerOnly(envelope))
       }
     }
     if (stored.length > 0) await this.memory.ingestDeferred(stored, options)
@@ -375,7 +374,7 @@ export class RelayEndpoint implements SyncEndpoint {
   }
 
   /**
-   * Events the relay does not store yet, each once (a frame may repeat one: the first copy with
+   * Events the relay does not store or hold yet, each once (a frame may repeat one: the first copy with
    * a body stands for all, so what is judged is what the log keeps), each author's in seq order
    * (the order the log applies them in; an author's events keep the places its events had).
    */
@@ -386,7 +385,9 @@ export class RelayEndpoint implements SyncEndpoint {
       if (!first || (!first.body && envelope.body)) unique.set(envelope.id, envelope)
     }
     const out: EventEnvelope[] = []
-    for (const envelope of unique.values()) if (!(await this.memory.log.get(envelope.id))) out.push(envelope)
+    const log = this.memory.log
+    // Held (waiting for dependencies) counts as stored: it was judged when it came.
+    for (const envelope of unique.values()) if (!log.isHeld(envelope.id) && !(await log.get(envelope.id))) out.push(envelope)
     return inSeqOrderPerAuthor(out)
   }
 

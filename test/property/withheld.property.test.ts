@@ -5,7 +5,10 @@
  * (protocol version 2 withholds, where version 1 ended the session for good); the relay
  * withholds exactly the events a model of its rules predicts; the owner shows exactly the
  * records and values the allowed events make, holds every event of the writer (the withheld
- * ones as headers only), and holds none of the withheld content.
+ * ones as headers only), and holds none of the withheld content. The owner also writes offline
+ * now and then, and the writer gets the owner's log before the owner syncs: what the writer's
+ * token does not allow of it the relay leaves to the owner (the writer's sync waits for the
+ * owner's), and nothing of the owner's is lost.
  *
  * The model: an event is judged on the relay's copy of its record, built from the events the
  * relay took. A create needs write, or derive for a record the relay does not hold; a change
@@ -19,7 +22,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Memory } from '../../src/memory/index.js'
 import { recordIdFor } from '../../src/projection/index.js'
 import type { WithheldEvent } from '../../src/sync/messages.js'
-import { openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor } from '../helpers/sync-fixtures.js'
+import { download, openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor } from '../helpers/sync-fixtures.js'
 
 const teardown = new Teardown()
 afterEach(() => teardown.run())
@@ -28,12 +31,14 @@ const KEYS = ['tone', 'diet', 'light']
 const SCOPES = [{ kinds: ['preference'] }, { all: true }] as const
 const PERMISSIONS = [['read', 'write', 'redact'], ['read', 'write'], ['read', 'derive'], ['read']] as const
 
-type Action = { readonly kind: 'episode' | 'preference'; readonly op: 'remember' | 'update' | 'forget'; readonly pick: number; readonly sync: boolean }
+/** `owner`: instead, the owner remembers an episode offline and the writer gets the owner's log out of band. */
+type Action = { readonly kind: 'episode' | 'preference'; readonly op: 'remember' | 'update' | 'forget'; readonly pick: number; readonly sync: boolean; readonly owner: boolean }
 const actions = fc.array(fc.record({
   kind: fc.constantFrom('episode' as const, 'preference' as const),
   op: fc.constantFrom('remember' as const, 'update' as const, 'forget' as const),
   pick: fc.nat(),
   sync: fc.boolean(),
+  owner: fc.nat(3).map((n) => n === 0),
 }), { minLength: 1, maxLength: 12 })
 
 /** One event the writer wrote, as the model sees it. */
@@ -93,15 +98,29 @@ describe('writes a token does not allow', () => {
       const owner = await openOwner(teardown)
       const writer = await openReplica(teardown, owner, { grant: true })
       const token = tokenFor(owner, writer, scope, permissions)
-      const syncOnce = async (memory: Memory, withToken: boolean, into: WithheldEvent[] = []): Promise<void> => {
+      const syncOnce = async (memory: Memory, withToken: boolean): Promise<void> => {
         const client = await startSync(teardown, memory, relay.url, { live: false, ...(withToken ? { token } : {}) })
-        client.on('withheld', ({ events }) => into.push(...events))
         await client.synced()
         await client.close()
       }
       await syncOnce(owner, false)
       await syncOnce(writer, true)
       const base = writer.versionVector()[writer.author] ?? 0
+      // The writer holds an event of the owner's that its token does not allow and the relay
+      // lacks: the relay leaves it to the owner, and the writer's sync waits until the owner's.
+      let ownerAwaited = false
+      const granted: readonly string[] = permissions
+      const ownerEpisodeAllowed = 'all' in scope && (granted.includes('write') || granted.includes('derive'))
+      const syncWriter = async (into: WithheldEvent[]): Promise<void> => {
+        const client = await startSync(teardown, writer, relay.url, { live: false, token })
+        client.on('withheld', ({ events }) => into.push(...events))
+        if (ownerAwaited) {
+          await syncOnce(owner, false)
+          ownerAwaited = false
+        }
+        await client.synced()
+        await client.close()
+      }
 
       const model = new RelayModel(scope, permissions)
       const written: Written[] = []
@@ -109,8 +128,16 @@ describe('writes a token does not allow', () => {
       const local = new Map<string, { kind: 'episode' | 'preference'; deleted: boolean }>()
       const deletedLocally = new Set<string>()
       let words = 0
+      /** The owner's episodes, which the writer may relay before the owner syncs: id → summary. */
+      const ownerEpisodes = new Map<string, string>()
       for (const action of plan) {
         const word = `word${words++}x`
+        if (action.owner) {
+          ownerEpisodes.set(await owner.remember({ kind: 'episode', summary: `owner ${word}` }), `owner ${word}`)
+          await writer.ingest(await owner.log.envelopesSince(writer.versionVector(), { signatures: 'stored' }))
+          if (!ownerEpisodeAllowed) ownerAwaited = true
+          continue
+        }
         const live = [...local].filter(([, record]) => record.kind === action.kind && !record.deleted).map(([id]) => id)
         const target = live[action.pick % Math.max(1, live.length)]
         const key = KEYS[action.pick % KEYS.length] as string
@@ -133,11 +160,11 @@ describe('writes a token does not allow', () => {
         }
         expect(writer.versionVector()[writer.author]).toBe(base + written.length)
         if (action.sync) {
-          await syncOnce(writer, true, reported)
+          await syncWriter(reported)
           model.sync(written, deletedLocally)
         }
       }
-      await syncOnce(writer, true, reported)
+      await syncWriter(reported)
       model.sync(written, deletedLocally)
       await syncOnce(owner, false)
 
@@ -151,7 +178,7 @@ describe('writes a token does not allow', () => {
       }
       expect(seqs).toEqual([...model.withheld].sort((a, b) => a - b))
       // The owner holds every event of the writer, and exactly the records the allowed ones make.
-      expect(owner.versionVector()[writer.author]).toBe(base + written.length)
+      expect(owner.versionVector()[writer.author] ?? 0).toBe(base + written.length)
       for (const id of new Set(written.map((event) => event.id))) {
         const expected = model.records.get(id)
         const status = await owner.status(id)
@@ -164,6 +191,11 @@ describe('writes a token does not allow', () => {
       }
       const text = await storeText(owner)
       for (const word of model.unsent) expect(text, word).not.toContain(word)
+      // Nothing of the owner's was lost on the way through the writer: the relay holds it whole.
+      const copy = await download(teardown, relay.url, owner)
+      expect(copy.versionVector()).toEqual(owner.versionVector())
+      for (const [id, summary] of ownerEpisodes) expect((await copy.get(id))?.summary, id).toBe(summary)
+      expect(await copy.digest()).toBe(await owner.digest())
       await teardown.run()
     }), { numRuns: Number(process.env.RUNS ?? 25) })
   }, 120_000)
