@@ -1,7 +1,8 @@
 /**
  * A token writer's writes its token does not allow, as a law over random histories: a granted
- * writer with a random scope and permissions remembers, updates and forgets episodes and
- * preferences, syncing through a relay at random moments. Whatever it writes, no sync fails
+ * writer with a random scope (kinds, all, or tags none:[secret]) and permissions remembers,
+ * updates, tags secret and forgets episodes and preferences, syncing through a relay at random
+ * moments. Whatever it writes, no sync fails
  * (protocol version 2 withholds, where version 1 ended the session for good); the relay
  * withholds exactly the events a model of its rules predicts; the owner shows exactly the
  * records and values the allowed events make, holds every event of the writer (the withheld
@@ -12,7 +13,7 @@
  *
  * The model: an event is judged on the relay's copy of its record, built from the events the
  * relay took. A create needs write, or derive for a record the relay does not hold; a change
- * needs the record held and write; a deletion needs write and redact, and the record held unless
+ * needs the record held and write (and may not tag it secret under the tag scope); a deletion needs write and redact, and the record held unless
  * its id has its kind's own random form (an episode's: deleted in advance); the kind must be in
  * scope. A content event on a record the writer deleted before that event was synced
  * travels without its body (the writer erased it), so it is not judged at all.
@@ -28,7 +29,7 @@ const teardown = new Teardown()
 afterEach(() => teardown.run())
 
 const KEYS = ['tone', 'diet', 'light']
-const SCOPES = [{ kinds: ['preference'] }, { all: true }] as const
+const SCOPES = [{ kinds: ['preference'] }, { all: true }, { tags: { none: ['secret'] } }] as const
 const PERMISSIONS = [['read', 'write', 'redact'], ['read', 'write'], ['read', 'derive'], ['read']] as const
 
 /** `owner`: instead, the owner remembers an episode offline and the writer gets the owner's log out of band. */
@@ -47,8 +48,10 @@ interface Written {
   readonly id: string
   readonly kind: 'episode' | 'preference'
   readonly op: 'create' | 'patch' | 'delete'
-  /** The word only this event's content holds (none for a deletion). */
+  /** The word only this event's content holds (none for a deletion or a change of tags). */
   readonly word?: string
+  /** The event tags the record `secret` (an episode's create or change). */
+  readonly secret?: boolean
 }
 
 /** The relay's copy of the writer's records, and what it withheld, as the rules predict. */
@@ -74,7 +77,7 @@ class RelayModel {
     }
     const held = this.records.get(event.id)
     const can = (permission: string): boolean => this.permissions.includes(permission)
-    const inScope = 'all' in this.scope || event.kind === 'preference'
+    const inScope = 'all' in this.scope || event.kind === 'preference' || ('tags' in this.scope && !event.secret)
     const allowed = inScope && (event.op === 'create'
       ? (held ? can('write') : can('write') || can('derive'))
       : event.op === 'patch' ? held !== undefined && can('write')
@@ -87,7 +90,7 @@ class RelayModel {
       return
     }
     if (event.op === 'delete') this.records.set(event.id, { deleted: true })
-    else this.records.set(event.id, { deleted: false, value: event.word as string })
+    else if (event.word !== undefined) this.records.set(event.id, { deleted: false, value: event.word })
   }
 }
 
@@ -110,7 +113,7 @@ describe('writes a token does not allow', () => {
       // lacks: the relay leaves it to the owner, and the writer's sync waits until the owner's.
       let ownerAwaited = false
       const granted: readonly string[] = permissions
-      const ownerEpisodeAllowed = 'all' in scope && (granted.includes('write') || granted.includes('derive'))
+      const ownerEpisodeAllowed = ('all' in scope || 'tags' in scope) && (granted.includes('write') || granted.includes('derive'))
       const syncWriter = async (into: WithheldEvent[]): Promise<void> => {
         const client = await startSync(teardown, writer, relay.url, { live: false, token })
         client.on('withheld', ({ events }) => into.push(...events))
@@ -144,11 +147,15 @@ describe('writes a token does not allow', () => {
         if (action.op === 'remember' || target === undefined) {
           // A deleted preference's id (derived from its key) never returns.
           if (action.kind === 'preference' && deletedLocally.has(recordIdFor('preference', { key }))) continue
+          const secret = action.kind === 'episode' && action.pick % 4 === 0
           const id = action.kind === 'episode'
-            ? await writer.remember({ kind: 'episode', summary: word })
+            ? await writer.remember({ kind: 'episode', summary: word, ...(secret ? { tags: ['secret'] } : {}) })
             : await writer.remember({ kind: 'preference', key, value: word })
           local.set(id, { kind: action.kind, deleted: false })
-          written.push({ seq: written.length + 1, id, kind: action.kind, op: 'create', word })
+          written.push({ seq: written.length + 1, id, kind: action.kind, op: 'create', word, secret })
+        } else if (action.op === 'update' && action.kind === 'episode' && action.pick % 3 === 0) {
+          await writer.update(target, { add: { tags: ['secret'] } })
+          written.push({ seq: written.length + 1, id: target, kind: action.kind, op: 'patch', secret: true })
         } else if (action.op === 'update') {
           await writer.update(target, { set: action.kind === 'episode' ? { summary: word } : { value: word } })
           written.push({ seq: written.length + 1, id: target, kind: action.kind, op: 'patch', word })
