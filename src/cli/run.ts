@@ -11,6 +11,7 @@ import { InputError, isCairnError } from '../errors.js'
 import { isOperandUsageError } from './operand-args.js'
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliContext } from './command.js'
 import { commandNames, findCommand, overviewHelp } from './registry.js'
+import { printable } from './sync-report.js'
 
 const HELP_WORDS = new Set(['--help', '-h', 'help'])
 const VERSION_WORDS = new Set(['--version', '-V'])
@@ -59,7 +60,8 @@ export function describeError(error: unknown): string {
   const text = isCairnError(error)
     ? error.message
     : `INTERNAL: ${error instanceof Error ? error.message : String(error)} (a bug in cairn; rerun with CAIRN_DEBUG=1 for the stack)`
-  return text.replace(/\s*\n\s*/g, ' ')
+  // One line, and no control character from elsewhere (a relay's message) reaches the terminal.
+  return printable(text.replace(/\s*\n\s*/g, ' '))
 }
 
 function debugDetail(error: unknown): string {

@@ -71,9 +71,18 @@ export const plural = (n: number, word: string): string => `${n} ${word}${n === 
 /** Withheld events a one-time sync lists in its --json result. */
 export const MAX_WITHHELD_KEPT = 100
 
-/** A withheld event's reason without the event id the relay appends (it is given apart). */
+/**
+ * Text from a peer, made safe to print on one line: control characters (a newline forging a log
+ * line, a terminal escape) are shown as \u escapes. A record id in a relay's message is the
+ * token holder's choice.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/** A withheld event's reason, printable, without the event id the relay appends (it is given apart). */
 export function withheldReason(event: WithheldEvent): string {
-  return event.message.replace(/ \(event [0-9a-f]{64}\)$/, '')
+  return printable(event.message.replace(/ \(event [0-9a-f]{64}\)$/, ''))
 }
 
 /** What a person reads of events the relay withheld: how many, and which the first was and why. */
@@ -90,10 +99,10 @@ const TOKEN_CODES = /TOKEN|AUDIENCE|WRONG_SPACE|ISSUER/
  * this names the relay, and points at --token when the token is what was refused.
  */
 export function restateRefusal(error: CairnError, url: string): CairnError {
-  const relayed = /^[A-Z_]+: (?:relay refused|peer reported): (.*?)(?: \([^()]*\))*$/.exec(error.message)
+  const relayed = /^[A-Z_]+: (?:relay refused|peer reported): ([\s\S]*?)(?: \([^()]*\))*$/.exec(error.message)
   if (!relayed) return error
   const where = TOKEN_CODES.test(error.code) ? { flag: '--token' } : { path: url }
-  const message = `the relay refused this replica: ${relayed[1] as string}`
+  const message = `the relay refused this replica: ${printable(relayed[1] as string)}`
   return error instanceof AuthError
     ? new AuthError(error.code, message, where, { cause: error })
     : new ProtocolError(error.code, message, where, { cause: error })

@@ -122,6 +122,38 @@ class FrameRecords {
   }
 }
 
+/**
+ * Which of a frame's events the log will apply at once: those whose dependencies (its deps and
+ * the author's previous event) it applied already, or that come earlier in the frame and apply
+ * at once themselves. The others it holds until the missing events arrive, so what they do must
+ * not count when the rest of the frame is judged: a held deletion would make its record look
+ * deleted, and a deleted record lets a redaction through unjudged (review finding).
+ */
+class AppliesNow {
+  private readonly inFrame = new Set<string>()
+
+  constructor(private readonly memory: Memory) {}
+
+  /** Whether the event applies at once; remembers it for the events after it. */
+  async check(envelope: EventEnvelope): Promise<boolean> {
+    for (const dependency of dependenciesOf(envelope)) {
+      if (!this.inFrame.has(dependency) && !(await this.memory.log.get(dependency))) return false
+    }
+    this.inFrame.add(envelope.id)
+    return true
+  }
+}
+
+/** The events an event's header names as its causal past: `deps` and `prev`. */
+function dependenciesOf(envelope: EventEnvelope): string[] {
+  const header = decoder.decode(envelope.header)
+  const deps = /"deps":\[([^\]]*)\]/.exec(header)?.[1] ?? ''
+  const out = deps.length > 0 ? deps.split(',').map((item) => item.slice(1, -1)) : []
+  const prev = /"prev":"([0-9a-f]{64})"/.exec(header)?.[1]
+  if (prev) out.push(prev)
+  return out
+}
+
 export interface RelayEndpointOptions {
   /**
    * Keep a token holder's event its token does not allow as a header only and report it in the
@@ -304,7 +336,7 @@ export class RelayEndpoint implements SyncEndpoint {
    *   replica, yet keeps the writer's chain whole, so its later events still go through;
    * - another author's event it does not allow (one the holder got elsewhere, a log snapshot
    *   say), or sent without its body, is left to its author: nothing of the frame is stored and
-   *   the session ends with AWAITING_AUTHOR, which the client retries. Once the author (or a
+   *   the session ends with AWAITING_AUTHOR, which a live client retries. Once the author (or a
    *   full-access peer) has brought the event whole, the relay holds it and the holder's next
    *   try goes through. Kept as a header, it would have been covered by the relay's vector and
    *   nobody would ever have sent its body again; skipped, the holder's later events would have
@@ -331,6 +363,7 @@ export class RelayEndpoint implements SyncEndpoint {
     const stored: EventEnvelope[] = []
     const writes = hasPermission(token, 'write') || hasPermission(token, 'derive')
     const frame = new FrameRecords()
+    const applies = new AppliesNow(this.memory)
     const awaitAuthor = (envelope: EventEnvelope, why: string): never => {
       throw new ProtocolError('AWAITING_AUTHOR', `event ${envelope.id} is another author's, and ${why}: the relay takes it from its author or a full-access peer; try again once they have synced`, { event: envelope.id })
     }
@@ -341,14 +374,17 @@ export class RelayEndpoint implements SyncEndpoint {
         // A header alone (a body its writer erased) carries nothing to allow.
         if (!writes && envelope.body && !isControl(envelope.header)) throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
         await this.checkWrite(envelope, token, frame)
-        frame.keep()
+        // An event the log will hold (a dependency missing) changes nothing yet: judge the rest on the records as they are.
+        if (await applies.check(envelope)) frame.keep()
+        else frame.drop()
         stored.push(envelope)
       } catch (error) {
         frame.drop()
         if (!(error instanceof AuthError) || error.code !== 'PERMISSION_DENIED' || (own && isControl(envelope.header))) throw error
-        if (!own) awaitAuthor(envelope, `this token does not allow it (${wireMessage(error)})`)
+        if (!own) awaitAuthor(envelope, `this token does not allow it (${error.reason})`)
         withheld.push({ event: envelope.id, code: error.code, message: wireMessage(error) })
         stored.push(headerOnly(envelope))
+        await applies.check(envelope)
       }
     }
     if (stored.length > 0) await this.memory.ingestDeferred(stored, options)
@@ -356,19 +392,24 @@ export class RelayEndpoint implements SyncEndpoint {
     return withheld
   }
 
-  /** Version 1: the frame is stored whole, or refused whole at the first event the token does not allow. */
+  /**
+   * Version 1: the frame is stored whole, or refused whole at the first event the token does not
+   * allow. What the relay already holds is skipped (it changes nothing, so it needs no
+   * permission), bodies included, as in version 2.
+   */
   private async ingestRefusing(envelopes: EventEnvelope[], token: CapabilityToken, options: { deadline?: number }): Promise<void> {
-    // What the relay already holds in full changes nothing, so it needs no permission.
-    const fresh = await this.notHeld(envelopes)
+    const fresh = await this.notStored(envelopes)
     if (fresh.length === 0) return
     if (!hasPermission(token, 'write') && !hasPermission(token, 'derive')) {
       throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
     }
-    // Each event is judged on the records as the frame's earlier events leave them.
+    // Each event is judged on the records as the frame's earlier events leave them, those the log will apply now.
     const frame = new FrameRecords()
+    const applies = new AppliesNow(this.memory)
     for (const envelope of fresh) {
       await this.checkWrite(envelope, token, frame)
-      frame.keep()
+      if (await applies.check(envelope)) frame.keep()
+      else frame.drop()
     }
     await this.memory.ingestDeferred(fresh, options)
   }
@@ -391,16 +432,6 @@ export class RelayEndpoint implements SyncEndpoint {
     return inSeqOrderPerAuthor(out)
   }
 
-  /** Envelopes that add something here: an event not stored, or a body a stored header lacks. */
-  private async notHeld(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
-    const out: EventEnvelope[] = []
-    for (const envelope of envelopes) {
-      const stored = await this.memory.log.get(envelope.id)
-      if (!stored || (envelope.body !== undefined && stored.bodyState === 'absent')) out.push(envelope)
-    }
-    return out
-  }
-
   /** A record as this relay holds it, or as the frame's earlier events leave it. */
   private async known(id: string, frame: FrameRecords): Promise<KnownRecord> {
     const held = frame.get(id)
@@ -420,6 +451,9 @@ export class RelayEndpoint implements SyncEndpoint {
     const facts = factsOf(envelope.body)
     if (!facts || facts.id === undefined || facts.kind === undefined || !isRecordKind(facts.kind)) return refuse('event is not a memory operation a token may write')
     const { id, kind, op } = facts
+    // Judged before the record is looked up, so that the answer cannot tell whether it exists: a
+    // create's id must be the one its key derives (a preference's), whatever the relay holds.
+    if (op === MEMORY_OPS.create) checkKeyDerivesId(kind, id, facts.data, refuse)
     const before = await this.known(id, frame)
     // One answer for a record the holder may not see and one that does not exist: refusals
     // (and version 2's withheld notices, many per frame) must not tell them apart, or the holder
@@ -518,11 +552,14 @@ export class RelayEndpoint implements SyncEndpoint {
     for (const derived of derivedOf(facts.data)) {
       if (reach.has(derived.id)) continue
       const record = await this.known(derived.id, frame)
-      if (record.status === 'deleted') continue
-      // Absent and out of scope alike, as in checkWrite: no probing through derived lists.
-      if (record.status === 'absent' || !scopeAllows(token.scope, { id: derived.id, kind: record.kind ?? derived.kind, tags: record.tags })) {
-        refuse(`the deletion takes record ${derived.id} with it, which is outside the token's scope or does not exist here, and is not derived from ${target}`)
+      const unseen = `the deletion takes record ${derived.id} with it, which is outside the token's scope or does not exist here, and is not derived from ${target}`
+      if (record.status === 'deleted') {
+        // Deleted already: nothing to take, but what may have been out of scope answers as absent would.
+        if (!mayHaveBeenInScope(token.scope, { id: derived.id, kind: record.kind ?? derived.kind })) refuse(unseen)
+        continue
       }
+      // Absent and out of scope alike, as in checkWrite: no probing through derived lists.
+      if (record.status === 'absent' || !scopeAllows(token.scope, { id: derived.id, kind: record.kind ?? derived.kind, tags: record.tags })) refuse(unseen)
       if (record.kind !== derived.kind) refuse(`the deletion takes record ${derived.id} with it as a ${derived.kind}; it is a ${record.kind ?? 'record of unknown kind'}`)
       frame.set(derived.id, { ...record, status: 'deleted' })
     }
@@ -569,15 +606,20 @@ function checkNewId(kind: RecordKind, id: string, data: Record<string, unknown>,
   } catch (error) {
     refuse(`a new ${kind} cannot take the id ${id}: ${error instanceof CairnError ? error.reason : String(error)}`)
   }
-  if (spec.keyFields !== undefined) {
-    let derived: string | undefined
-    try {
-      derived = recordIdFor(kind, (typeof data.fields === 'object' && data.fields !== null ? data.fields : {}) as Record<string, unknown>)
-    } catch {
-      derived = undefined
-    }
-    if (derived !== id) refuse(`a new ${kind} takes the id its key derives, not ${id}`)
-    return
+  // Composite-key kinds: checkKeyDerivesId already held the id to what the key derives.
+  if (spec.keyFields === undefined && spec.idPrefix !== undefined && !id.startsWith(spec.idPrefix)) {
+    refuse(`a new ${kind} created through a token takes an id starting ${spec.idPrefix}, not ${id}`)
   }
-  if (spec.idPrefix !== undefined && !id.startsWith(spec.idPrefix)) refuse(`a new ${kind} created through a token takes an id starting ${spec.idPrefix}, not ${id}`)
+}
+
+/** A create of a composite-key kind (a preference) must carry the id its key derives. */
+function checkKeyDerivesId(kind: RecordKind, id: string, data: Record<string, unknown>, refuse: (message: string) => never): void {
+  if (kindSpec(kind).keyFields === undefined) return
+  let derived: string | undefined
+  try {
+    derived = recordIdFor(kind, (typeof data.fields === 'object' && data.fields !== null ? data.fields : {}) as Record<string, unknown>)
+  } catch {
+    derived = undefined
+  }
+  if (derived !== id) refuse(`a ${kind} takes the id its key derives, not ${id}`)
 }

@@ -344,7 +344,9 @@ export class SyncClient {
     if (this.stopped) return
     const failure = error instanceof CairnError ? error : new ProtocolError('CONNECTION_FAILED', (error as Error)?.message ?? String(error))
     // Frames shrink after each SLOW_FRAME; once a one-event frame is too slow, retrying is futile.
-    if (isFatal(failure) || (failure.code === 'SLOW_FRAME' && this.frames.exhausted)) {
+    // AWAITING_AUTHOR: the relay waits for another author's event from its author. A live sync
+    // keeps trying until it has it; a one-time sync stops and says so, as it cannot tell when.
+    if (isFatal(failure) || (failure.code === 'SLOW_FRAME' && this.frames.exhausted) || (failure.code === 'AWAITING_AUTHOR' && this.options.live === false)) {
       this.fatal(failure)
       return
     }

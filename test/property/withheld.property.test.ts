@@ -20,6 +20,7 @@
  */
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { CairnError } from '../../src/errors.js'
 import type { Memory } from '../../src/memory/index.js'
 import { recordIdFor } from '../../src/projection/index.js'
 import type { WithheldEvent } from '../../src/sync/messages.js'
@@ -115,14 +116,22 @@ describe('writes a token does not allow', () => {
       const granted: readonly string[] = permissions
       const ownerEpisodeAllowed = ('all' in scope || 'tags' in scope) && (granted.includes('write') || granted.includes('derive'))
       const syncWriter = async (into: WithheldEvent[]): Promise<void> => {
-        const client = await startSync(teardown, writer, relay.url, { live: false, token })
-        client.on('withheld', ({ events }) => into.push(...events))
+        const attempt = async (): Promise<void> => {
+          const client = await startSync(teardown, writer, relay.url, { live: false, token })
+          client.on('withheld', ({ events }) => into.push(...events))
+          try {
+            await client.synced()
+          } finally {
+            await client.close()
+          }
+        }
         if (ownerAwaited) {
+          // A one-time sync stops, saying why; once the owner has synced, the next one goes through.
+          expect(await attempt().then(() => 'synced', (error: CairnError) => error.code)).toBe('AWAITING_AUTHOR')
           await syncOnce(owner, false)
           ownerAwaited = false
         }
-        await client.synced()
-        await client.close()
+        await attempt()
       }
 
       const model = new RelayModel(scope, permissions)

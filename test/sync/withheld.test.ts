@@ -6,6 +6,7 @@
  * the refusal messages give away about records outside the scope (nothing).
  */
 import { afterEach, describe, expect, it } from 'vitest'
+import type { CairnError } from '../../src/errors.js'
 import type { EventEnvelope } from '../../src/log/index.js'
 import type { Memory } from '../../src/memory/index.js'
 import { recordIdFor } from '../../src/projection/index.js'
@@ -78,6 +79,24 @@ describe('events of other authors from a token holder', () => {
     expect(await copy.digest()).toBe(await owner.digest())
   })
 
+  it('another author\'s event without its body is left to its author too; a one-time sync stops and says so', async () => {
+    const { relay, owner, writer } = await stage()
+    const token = tokenFor(owner, writer, { all: true }, ['read', 'write'])
+    await syncOnce(writer, relay.url, token)
+    const episode = await owner.remember({ kind: 'episode', summary: 'the lighthouse keeper diary' })
+    // The writer holds the owner's event as a header only (got through a relay that let it read no more).
+    const fresh = await owner.log.envelopesSince(writer.versionVector(), { signatures: 'stored' })
+    await writer.ingest(fresh.map(({ body: _body, ...header }) => header))
+    const refused = await syncOnce(writer, relay.url, token).then(() => undefined, (error: CairnError) => error)
+    expect(refused?.code).toBe('AWAITING_AUTHOR')
+    expect(refused?.message).toMatch(/is another author's, and came without its body/)
+    await syncOnce(owner, relay.url)
+    await syncOnce(writer, relay.url, token)
+    const copy = await download(teardown, relay.url, owner)
+    expect((await copy.get(episode))?.summary).toBe('the lighthouse keeper diary')
+    expect(await copy.digest()).toBe(await owner.digest())
+  })
+
   it('the owner\'s deletion, relayed first by a writer without redact, is left to the owner, and takes effect when it syncs', async () => {
     const { relay, owner, writer } = await stage()
     const episode = await owner.remember({ kind: 'episode', summary: 'a diagnosis to forget: brucellosis' })
@@ -122,6 +141,92 @@ describe('what a token holder cannot bring to the relay', () => {
     expect(await copy.digest()).toBe(await owner.digest())
   })
 
+  it('a repeated event whose first copy lacks its body is judged and kept with it', async () => {
+    const { relay, owner, writer } = await stage()
+    const token = tokenFor(owner, writer, { all: true }, ['read', 'write'])
+    const [create] = await craftChain(owner, writer.identity, [
+      { op: 'memory.create', data: { kind: 'episode', id: 'ep_0000000000000cab', fields: { id: 'ep_0000000000000cab', summary: 'kept whole' } } },
+    ]) as [EventEnvelope]
+    const { body: _body, ...header } = create
+    const peer = await rawSession(relay.url, writer, owner.space, token)
+    await peer.sendMessage({ type: 'events', seq: 1, events: wire([header, create]) })
+    expect((await peer.next('ack'))?.withheld).toBeUndefined()
+    await syncOnce(owner, relay.url)
+    expect((await owner.get('ep_0000000000000cab'))?.summary).toBe('kept whole')
+  })
+
+  for (const versions of [[1, 2], [1]]) {
+    it(`what an event the log holds back would do counts for nothing in the rest of the frame (version ${versions.at(-1)})`, async () => {
+      const { relay, owner, writer: holder } = await stage()
+      const other = await openReplica(teardown, owner, { grant: true })
+      const record = await owner.remember({ kind: 'episode', summary: 'a diagnosis: brucellosis', tags: ['health'] })
+      await syncOnce(owner, relay.url)
+      const token = tokenFor(owner, holder, { kinds: ['episode'] }, ['read', 'write', 'redact'])
+      await syncOnce(holder, relay.url, token)
+      // A redaction with a skeleton of the holder's choosing: withheld (or refused), judged on the record as it is.
+      const tombstone = { id: 'tomb_00000000000000f1', op: 'redact', targetKind: 'episode', targetID: record, deletedAt: '2026-01-01T00:00:00Z', actor: holder.author, derived: {} }
+      const [forged] = await craftChain(holder, holder.identity, [
+        { op: 'memory.redact', data: { kind: 'episode', id: record, tombstone, skeleton: { id: record, summary: 'FORGED', tags: ['forged'] }, derived: [] } },
+      ]) as [EventEnvelope]
+      // Another writer's deletion of the record, made after an owner's event the relay lacks: the log holds it.
+      await owner.remember({ kind: 'preference', key: 'tone', value: 'warm' })
+      await other.ingest(await owner.log.envelopesSince({}, { signatures: 'stored' }))
+      await other.forget(record)
+      const deletion = (await other.log.envelopesSince(owner.versionVector(), { signatures: 'stored' })).filter((envelope) => envelope.body)
+      const peer = await RawPeer.connect(relay.url)
+      teardown.add(0, () => peer.close())
+      expect((await peer.handshake(holder.identity, owner.space, { token, versions }))?.type).toBe('ready')
+      await peer.sendMessage({ type: 'events', seq: 1, events: wire([...deletion, forged]) })
+      const answer = versions.includes(2) ? await peer.next('ack') : await peer.next('error')
+      if (answer?.type === 'ack') expect(answer.withheld?.map((entry) => entry.event)).toEqual([forged.id])
+      else expect(answer).toMatchObject({ type: 'error', code: 'PERMISSION_DENIED' })
+      const copy = await download(teardown, relay.url, owner)
+      expect((await copy.get(record))?.summary).toBe('a diagnosis: brucellosis')
+      expect(await storeText(copy)).not.toContain('FORGED')
+    })
+  }
+
+  it('version 1 fills in no body the relay holds a header of either', async () => {
+    const { relay, owner, writer } = await stage()
+    const narrow = tokenFor(owner, writer, { kinds: ['preference'] }, ['read', 'write'])
+    const wide = tokenFor(owner, writer, { all: true }, ['read', 'write'])
+    const [create] = await craftChain(owner, writer.identity, [
+      { op: 'memory.create', data: { kind: 'episode', id: 'ep_0000000000c0ffee', fields: { id: 'ep_0000000000c0ffee', summary: 'zanzibar espresso' } } },
+    ]) as [EventEnvelope]
+    const first = await rawSession(relay.url, writer, owner.space, narrow)
+    await first.sendMessage({ type: 'events', seq: 1, events: wire([create]) })
+    expect((await first.next('ack'))?.withheld?.length).toBe(1)
+    first.close()
+    await syncOnce(owner, relay.url)
+    const v1 = await RawPeer.connect(relay.url)
+    teardown.add(0, () => v1.close())
+    expect((await v1.handshake(writer.identity, owner.space, { token: wide, versions: [1] }))?.type).toBe('ready')
+    await v1.sendMessage({ type: 'events', seq: 1, events: wire([create]) })
+    expect(await v1.next('ack')).toMatchObject({ type: 'ack', seq: 1 })
+    await syncOnce(owner, relay.url)
+    const copy = await download(teardown, relay.url, owner)
+    for (const memory of [copy, owner]) expect((await memory.log.get(create.id))?.bodyState).toBe('absent')
+    expect(await copy.digest()).toBe(await owner.digest())
+  })
+
+  it('version 1 judges an author\'s events in chain order too', async () => {
+    const { relay, owner, writer } = await stage()
+    const token = tokenFor(owner, writer, { kinds: ['episode'] }, ['read', 'write'])
+    const [patch, create] = await craftChain(owner, writer.identity, [
+      { op: 'memory.patch', data: { kind: 'episode', id: 'ep_0000000000000bee', set: { summary: 'quokka' } } },
+      { op: 'memory.create', data: { kind: 'episode', id: 'ep_0000000000000bee', fields: { id: 'ep_0000000000000bee', summary: 'first' } } },
+    ]) as [EventEnvelope, EventEnvelope]
+    const v1 = await RawPeer.connect(relay.url)
+    teardown.add(0, () => v1.close())
+    expect((await v1.handshake(writer.identity, owner.space, { token, versions: [1] }))?.type).toBe('ready')
+    await v1.sendMessage({ type: 'events', seq: 1, events: wire([create, patch]) })
+    const refusal = await v1.next('error')
+    expect(refusal).toMatchObject({ code: 'PERMISSION_DENIED' })
+    expect(refusal?.message).toMatch(/record ep_0000000000000bee is outside the token's scope or does not exist here/)
+    await syncOnce(owner, relay.url)
+    expect(await storeText(owner)).not.toContain('quokka')
+  })
+
   it('a frame that repeats an event judges it once, as the log keeps it', async () => {
     const { relay, owner, writer } = await stage()
     const token = tokenFor(owner, writer, { kinds: ['episode'] }, ['read', 'write'])
@@ -154,6 +259,39 @@ describe('what a token holder cannot bring to the relay', () => {
 })
 
 describe('refusals say nothing of records outside the scope', () => {
+  it('a create whose key does not derive its id reads alike for a preference that exists and one that does not', async () => {
+    const { relay, owner, writer } = await stage()
+    await owner.remember({ kind: 'preference', key: 'medication', value: 'lithium' })
+    await syncOnce(owner, relay.url)
+    const token = tokenFor(owner, writer, { kinds: ['episode'] }, ['read', 'write'])
+    const probes = ['medication', 'religion'].map((key) => ({ op: 'memory.create', data: { kind: 'preference', id: recordIdFor('preference', { key }), fields: { key: 'nope', value: 'x' } } }))
+    const peer = await rawSession(relay.url, writer, owner.space, token)
+    await peer.sendMessage({ type: 'events', seq: 1, events: wire(await craftChain(owner, writer.identity, probes)) })
+    const messages = ((await peer.next('ack'))?.withheld ?? []).map((entry) => entry.message.replace(/pref_\w+/g, 'pref_X').replace(/ \(event .*\)$/, ''))
+    expect(messages).toEqual(['a preference takes the id its key derives, not pref_X', 'a preference takes the id its key derives, not pref_X'])
+  })
+
+  it('a deletion naming a deleted record outside the scope in its derived list reads as one naming an absent record', async () => {
+    const relay = await startRelay(teardown)
+    const owner = await openOwner(teardown)
+    await owner.forget(await owner.remember({ kind: 'preference', key: 'medication', value: 'lithium' }))
+    const probe = async (key: string, episode: string): Promise<string> => {
+      const writer = await openReplica(teardown, owner, { grant: true })
+      await syncOnce(owner, relay.url)
+      const token = tokenFor(owner, writer, { kinds: ['episode'] }, ['read', 'write', 'redact'])
+      const events = await craftChain(owner, writer.identity, [
+        { op: 'memory.create', data: { kind: 'episode', id: episode, fields: { id: episode, summary: 'throwaway' } } },
+        { op: 'memory.delete', data: { kind: 'episode', id: episode, tombstone: { reason: 'x' }, derived: [{ kind: 'preference', id: recordIdFor('preference', { key }) }] } },
+      ])
+      const peer = await rawSession(relay.url, writer, owner.space, token)
+      await peer.sendMessage({ type: 'events', seq: 1, events: wire(events) })
+      return ((await peer.next('ack'))?.withheld ?? []).map((entry) => entry.message.replace(/(pref|ep)_\w+/g, 'X').replace(/ \(event .*\)$/, '')).join('; ') || 'accepted'
+    }
+    const deleted = await probe('medication', 'ep_00000000000000a1')
+    expect(deleted).toMatch(/outside the token's scope or does not exist here/)
+    expect(await probe('religion', 'ep_00000000000000a2')).toBe(deleted)
+  })
+
   it('a change to a record that exists outside the scope and to one that does not exist read alike', async () => {
     const { relay, owner, writer } = await stage()
     await owner.remember({ kind: 'preference', key: 'medication', value: 'lithium' })

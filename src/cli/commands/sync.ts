@@ -20,7 +20,7 @@ import { defineOperandCommand } from '../operand-command.js'
 import { usageError } from '../operand-args.js'
 import { watchForStop } from '../stop-signal.js'
 import { decodeTokenArgument, hexKey, relayUrlOperand, secondsFlag } from '../sync-flags.js'
-import { describeWithheld, plural, restateRefusal, SyncProgress, withheldReason, type SyncTotals } from '../sync-report.js'
+import { describeWithheld, plural, printable, restateRefusal, SyncProgress, withheldReason, type SyncTotals } from '../sync-report.js'
 
 const DEFAULT_TIMEOUT_SECONDS = 30
 const PROGRESS_INTERVAL_MS = 1000
@@ -67,7 +67,7 @@ async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeo
       stop.stopped.then(() => 'stopped' as const),
     ])
     if (result === 'timeout') {
-      const why = outcome.lastError ? `last problem: ${outcome.lastError.message}` : `still catching up (${progress.totals.received} received, ${progress.totals.sent} sent)`
+      const why = outcome.lastError ? `last problem: ${printable(outcome.lastError.message)}` : `still catching up (${progress.totals.received} received, ${progress.totals.sent} sent)`
       throw new ProtocolError('SYNC_TIMEOUT', `not synced within ${timeoutMs / 1000} s; ${why}`, { path: url })
     }
     if (result === 'stopped') throw new ProtocolError('INTERRUPTED', `stopped before the sync finished; the ${plural(progress.totals.received, 'event')} received so far are kept`, { path: url })
@@ -116,7 +116,7 @@ async function syncLive(memory: Memory, url: string, options: SyncOptions, conte
   client.on('error', (error) => {
     // A fatal error turns the status to 'error' right after this event; only retries are noted here.
     queueMicrotask(() => {
-      if (client.status !== 'error') note(`${error.message}; retrying`)
+      if (client.status !== 'error') note(`${printable(error.message)}; retrying`)
     })
   })
   // Quiet periods still flush the last counts within an interval.
