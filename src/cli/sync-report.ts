@@ -77,12 +77,19 @@ export const MAX_WITHHELD_KEPT = 100
  * token holder's choice.
  */
 export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  // C0 and C1 controls, line and paragraph separators, and the bidirectional overrides and
+  // isolates (which could make a line read as another).
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
-/** A withheld event's reason, printable, without the event id the relay appends (it is given apart). */
+/** A withheld event's reason as the relay gave it, without the event id it appends (given apart). For JSON. */
+export function withheldReasonText(event: WithheldEvent): string {
+  return event.message.replace(/ \(event [0-9a-f]{64}\)$/, '')
+}
+
+/** A withheld event's reason, printable on a line. */
 export function withheldReason(event: WithheldEvent): string {
-  return printable(event.message.replace(/ \(event [0-9a-f]{64}\)$/, ''))
+  return printable(withheldReasonText(event))
 }
 
 /** What a person reads of events the relay withheld: how many, and which the first was and why. */

@@ -123,24 +123,32 @@ class FrameRecords {
 }
 
 /**
- * Which of a frame's events the log will apply at once: those whose dependencies (its deps and
- * the author's previous event) it applied already, or that come earlier in the frame and apply
- * at once themselves. The others it holds until the missing events arrive, so what they do must
- * not count when the rest of the frame is judged: a held deletion would make its record look
- * deleted, and a deleted record lets a redaction through unjudged (review finding).
+ * A token holder's frame must apply at once, event by event: each event's dependencies (its
+ * deps and the author's previous event) applied here already, or earlier in the frame. The relay
+ * judges each event on the records as the events before it leave them, which holds only for
+ * events the log applies then: one it held (a dependency missing; the log holds a whole signed
+ * segment with it) would count as done while it is not (a held deletion makes its record look
+ * deleted, and a deleted record lets a redaction through unjudged), and when a later frame
+ * released it, it would apply unjudged on the records as they are then (review findings). A
+ * real client sends its events in causal order from the relay's vector, so only another
+ * author's event the relay lacks can be missing, and that is for its author to bring.
  */
-class AppliesNow {
+class CausalGate {
   private readonly inFrame = new Set<string>()
 
   constructor(private readonly memory: Memory) {}
 
-  /** Whether the event applies at once; remembers it for the events after it. */
-  async check(envelope: EventEnvelope): Promise<boolean> {
+  /** @throws ProtocolError AWAITING_AUTHOR when a dependency is neither applied here nor earlier in the frame */
+  async pass(envelope: EventEnvelope): Promise<void> {
     for (const dependency of dependenciesOf(envelope)) {
-      if (!this.inFrame.has(dependency) && !(await this.memory.log.get(dependency))) return false
+      if (this.inFrame.has(dependency) || await this.memory.log.get(dependency)) continue
+      throw new ProtocolError('AWAITING_AUTHOR', `event ${envelope.id} depends on event ${dependency}, which the relay does not hold: the relay takes it from its author or a full-access peer; try again once they have synced`, { event: envelope.id })
     }
+  }
+
+  /** The event is taken (whole, or as a header): the events after it may depend on it. */
+  taken(envelope: EventEnvelope): void {
     this.inFrame.add(envelope.id)
-    return true
   }
 }
 
@@ -162,6 +170,21 @@ export interface RelayEndpointOptions {
   readonly withholds?: boolean
   /** Told of the events each frame had withheld (for the relay's operator). */
   readonly onWithheld?: (events: readonly WithheldEvent[]) => void
+}
+
+/**
+ * Whether a deleted record was surely in scope: the scope names its id, or its kind with no tag
+ * predicate (its tags went with its content). A token holder may write to a deleted record only
+ * then (a second deletion, say, which changes nothing here). Otherwise it answers as an absent
+ * record would: under a tag scope every deleted record "may have been" in scope, and accepting
+ * writes to them would tell a deleted id from an absent one, and forward a redaction, skeleton
+ * of the holder's choosing, to replicas the deletion has not reached yet (review finding).
+ */
+function surelyWasInScope(scope: CapabilityToken['scope'], record: { id: string; kind: string }): boolean {
+  if (scope.all || scope.ids?.includes(record.id)) return true
+  const tags = scope.tags
+  const tagged = Boolean(tags?.any?.length || tags?.all?.length || tags?.none?.length)
+  return !tagged && Boolean(scope.kinds?.includes(record.kind as RecordKind))
 }
 
 export class RelayEndpoint implements SyncEndpoint {
@@ -363,20 +386,19 @@ export class RelayEndpoint implements SyncEndpoint {
     const stored: EventEnvelope[] = []
     const writes = hasPermission(token, 'write') || hasPermission(token, 'derive')
     const frame = new FrameRecords()
-    const applies = new AppliesNow(this.memory)
+    const gate = new CausalGate(this.memory)
     const awaitAuthor = (envelope: EventEnvelope, why: string): never => {
       throw new ProtocolError('AWAITING_AUTHOR', `event ${envelope.id} is another author's, and ${why}: the relay takes it from its author or a full-access peer; try again once they have synced`, { event: envelope.id })
     }
     for (const envelope of fresh) {
       const own = authorAndSeq(envelope).author === this.access.key
       if (!own && !envelope.body) awaitAuthor(envelope, 'came without its body')
+      await gate.pass(envelope)
       try {
         // A header alone (a body its writer erased) carries nothing to allow.
         if (!writes && envelope.body && !isControl(envelope.header)) throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
         await this.checkWrite(envelope, token, frame)
-        // An event the log will hold (a dependency missing) changes nothing yet: judge the rest on the records as they are.
-        if (await applies.check(envelope)) frame.keep()
-        else frame.drop()
+        frame.keep()
         stored.push(envelope)
       } catch (error) {
         frame.drop()
@@ -384,8 +406,8 @@ export class RelayEndpoint implements SyncEndpoint {
         if (!own) awaitAuthor(envelope, `this token does not allow it (${error.reason})`)
         withheld.push({ event: envelope.id, code: error.code, message: wireMessage(error) })
         stored.push(headerOnly(envelope))
-        await applies.check(envelope)
       }
+      gate.taken(envelope)
     }
     if (stored.length > 0) await this.memory.ingestDeferred(stored, options)
     if (withheld.length > 0) this.onWithheld?.(withheld)
@@ -403,13 +425,14 @@ export class RelayEndpoint implements SyncEndpoint {
     if (!hasPermission(token, 'write') && !hasPermission(token, 'derive')) {
       throw new AuthError('PERMISSION_DENIED', 'this token does not allow writing', { author: this.access.key })
     }
-    // Each event is judged on the records as the frame's earlier events leave them, those the log will apply now.
+    // Each event is judged on the records as the frame's earlier events leave them, and must apply at once.
     const frame = new FrameRecords()
-    const applies = new AppliesNow(this.memory)
+    const gate = new CausalGate(this.memory)
     for (const envelope of fresh) {
+      await gate.pass(envelope)
       await this.checkWrite(envelope, token, frame)
-      if (await applies.check(envelope)) frame.keep()
-      else frame.drop()
+      frame.keep()
+      gate.taken(envelope)
     }
     await this.memory.ingestDeferred(fresh, options)
   }
@@ -464,7 +487,7 @@ export class RelayEndpoint implements SyncEndpoint {
       // `derived` list names: the permissions hold as for any record, and so do those records' checks.
       // The scope too, as far as a deleted record shows it: a replica the deletion has not reached
       // yet would take the write (a redaction with a skeleton of the writer's choosing, say).
-      if (!mayHaveBeenInScope(token.scope, { id, kind: before.kind ?? kind })) unseen()
+      if (!surelyWasInScope(token.scope, { id, kind: before.kind ?? kind })) unseen()
       if (before.kind !== undefined && before.kind !== kind) refuse(`record ${id} is a ${before.kind}, not a ${kind}`)
       if (!hasPermission(token, 'write')) refuse('with derive and no write, a token only creates new records')
       if (TOMBSTONE_OPS.includes(op) && !hasPermission(token, 'redact')) refuse('deleting and redacting need the redact permission')
@@ -555,7 +578,7 @@ export class RelayEndpoint implements SyncEndpoint {
       const unseen = `the deletion takes record ${derived.id} with it, which is outside the token's scope or does not exist here, and is not derived from ${target}`
       if (record.status === 'deleted') {
         // Deleted already: nothing to take, but what may have been out of scope answers as absent would.
-        if (!mayHaveBeenInScope(token.scope, { id: derived.id, kind: record.kind ?? derived.kind })) refuse(unseen)
+        if (!surelyWasInScope(token.scope, { id: derived.id, kind: record.kind ?? derived.kind })) refuse(unseen)
         continue
       }
       // Absent and out of scope alike, as in checkWrite: no probing through derived lists.

@@ -11,6 +11,7 @@ import type { EventEnvelope } from '../../src/log/index.js'
 import type { Memory } from '../../src/memory/index.js'
 import { recordIdFor } from '../../src/projection/index.js'
 import type { WithheldEvent } from '../../src/sync/messages.js'
+import { authorAndSeq } from '../../src/sync/frames.js'
 import { craftChain, RawPeer } from '../helpers/raw-peer.js'
 import { download, openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor, waitFor } from '../helpers/sync-fixtures.js'
 
@@ -168,47 +169,74 @@ describe('what a token holder cannot bring to the relay', () => {
   })
 
   for (const versions of [[1, 2], [1]]) {
-    it(`what an event the log holds back would do counts for nothing in the rest of the frame (version ${versions.at(-1)})`, async () => {
+    it(`a frame with an event the relay could not apply at once goes back to wait for its author, nothing of it stored (version ${versions.at(-1)})`, async () => {
       const { relay, owner, writer: holder } = await stage()
       const other = await openReplica(teardown, owner, { grant: true })
       const record = await owner.remember({ kind: 'episode', summary: 'a diagnosis: brucellosis', tags: ['health'] })
       await syncOnce(owner, relay.url)
       const token = tokenFor(owner, holder, { kinds: ['episode'] }, ['read', 'write', 'redact'])
       await syncOnce(holder, relay.url, token)
-      // A redaction with a skeleton of the holder's choosing: withheld (or refused), judged on the record as it is.
+      // A redaction with a skeleton of the holder's choosing: judged on the record as it is, never let through.
       const tombstone = { id: 'tomb_00000000000000f1', op: 'redact', targetKind: 'episode', targetID: record, deletedAt: '2026-01-01T00:00:00Z', actor: holder.author, derived: {} }
       const [forged] = await craftChain(holder, holder.identity, [
         { op: 'memory.redact', data: { kind: 'episode', id: record, tombstone, skeleton: { id: record, summary: 'FORGED', tags: ['forged'] }, derived: [] } },
       ]) as [EventEnvelope]
-      // Another writer's deletion of the record, made after an owner's event the relay lacks: the log holds it.
+      // Another writer deletes the record (its dependencies all at the relay), then writes an event
+      // depending on an owner's event the relay lacks: the log would hold both, one signed segment.
+      await other.ingest(await owner.log.envelopesSince({}, { signatures: 'stored' }))
+      const before = other.versionVector()
+      await other.forget(record)
       await owner.remember({ kind: 'preference', key: 'tone', value: 'warm' })
       await other.ingest(await owner.log.envelopesSince({}, { signatures: 'stored' }))
-      await other.forget(record)
-      const deletion = (await other.log.envelopesSince(owner.versionVector(), { signatures: 'stored' })).filter((envelope) => envelope.body)
+      await other.remember({ kind: 'episode', summary: 'unrelated note' })
+      const segment = (await other.log.envelopesSince(before)).filter((envelope) => authorAndSeq(envelope).author === other.author)
       const peer = await RawPeer.connect(relay.url)
       teardown.add(0, () => peer.close())
       expect((await peer.handshake(holder.identity, owner.space, { token, versions }))?.type).toBe('ready')
-      await peer.sendMessage({ type: 'events', seq: 1, events: wire([...deletion, forged]) })
-      const answer = versions.includes(2) ? await peer.next('ack') : await peer.next('error')
-      if (answer?.type === 'ack') expect(answer.withheld?.map((entry) => entry.event)).toEqual([forged.id])
-      else expect(answer).toMatchObject({ type: 'error', code: 'PERMISSION_DENIED' })
+      await peer.sendMessage({ type: 'events', seq: 1, events: wire([...segment, forged]) })
+      const refusal = await peer.next('error')
+      expect(refusal?.code).toBe('AWAITING_AUTHOR')
+      expect(refusal?.message).toMatch(/depends on event [0-9a-f]{64}, which the relay does not hold/)
       const copy = await download(teardown, relay.url, owner)
+      expect(copy.versionVector()[other.author]).toBeUndefined()
       expect((await copy.get(record))?.summary).toBe('a diagnosis: brucellosis')
       expect(await storeText(copy)).not.toContain('FORGED')
     })
   }
 
-  it('a frame that repeats an event judges it once, as the log keeps it', async () => {
-    const { relay, owner, writer } = await stage()
-    const token = tokenFor(owner, writer, { kinds: ['episode'] }, ['read', 'write'])
-    const [patch, create] = await patchBeforeCreate(owner, writer)
-    const peer = await rawSession(relay.url, writer, owner.space, token)
-    await peer.sendMessage({ type: 'events', seq: 1, events: wire([patch, create, patch]) })
-    expect((await peer.next('ack'))?.withheld?.map((entry) => entry.event)).toEqual([patch.id])
+  it('the holder\'s own event sent before the one it follows goes back too: judged alone, two changes could take a record out of the scope', async () => {
+    const { relay, owner, writer: holder } = await stage()
+    const record = await owner.remember({ kind: 'episode', summary: 'shared', tags: ['work', 'home'] })
     await syncOnce(owner, relay.url)
-    expect((await owner.log.get(patch.id))?.bodyState).toBe('absent')
-    expect(await storeText(owner)).not.toContain('quokka')
-    expect((await owner.get('ep_0000000000000bee'))?.summary).toBe('first')
+    const token = tokenFor(owner, holder, { tags: { any: ['work', 'home'] } }, ['read', 'write'])
+    await syncOnce(holder, relay.url, token)
+    const [first, second] = await craftChain(holder, holder.identity, [
+      { op: 'memory.patch', data: { kind: 'episode', id: record, remove: { tags: ['work'] } } },
+      { op: 'memory.patch', data: { kind: 'episode', id: record, remove: { tags: ['home'] } } },
+    ]) as [EventEnvelope, EventEnvelope]
+    const peer = await rawSession(relay.url, holder, owner.space, token)
+    await peer.sendMessage({ type: 'events', seq: 1, events: wire([second]) })
+    expect((await peer.next('error'))?.code).toBe('AWAITING_AUTHOR')
+    // In order, the second is withheld: it would move the record out of the scope.
+    const again = await rawSession(relay.url, holder, owner.space, token)
+    await again.sendMessage({ type: 'events', seq: 1, events: wire([first, second]) })
+    expect((await again.next('ack'))?.withheld?.map((entry) => entry.event)).toEqual([second.id])
+    await syncOnce(owner, relay.url)
+    expect((await owner.get(record))?.tags).toEqual(['home'])
+  })
+
+  it('an event after a withheld one of the holder\'s, in the same frame, goes through', async () => {
+    const { relay, owner, writer } = await stage()
+    const token = tokenFor(owner, writer, { kinds: ['preference'] }, ['read', 'write'])
+    const [episode, preference] = await craftChain(owner, writer.identity, [
+      { op: 'memory.create', data: { kind: 'episode', id: 'ep_0000000000000d1a', fields: { id: 'ep_0000000000000d1a', summary: 'a private note' } } },
+      { op: 'memory.create', data: { kind: 'preference', id: recordIdFor('preference', { key: 'tea' }), fields: { key: 'tea', value: 'oolong' } } },
+    ]) as [EventEnvelope, EventEnvelope]
+    const peer = await rawSession(relay.url, writer, owner.space, token)
+    await peer.sendMessage({ type: 'events', seq: 1, events: wire([episode, preference]) })
+    expect((await peer.next('ack'))?.withheld?.map((entry) => entry.event)).toEqual([episode.id])
+    await syncOnce(owner, relay.url)
+    expect((await owner.get(recordIdFor('preference', { key: 'tea' })))?.value).toBe('oolong')
   })
 
   for (const versions of [[1, 2], [1]]) {
@@ -246,6 +274,25 @@ describe('refusals say nothing of records outside the scope', () => {
     await peer.sendMessage({ type: 'events', seq: 1, events: wire(await craftChain(owner, writer.identity, probes)) })
     const messages = ((await peer.next('ack'))?.withheld ?? []).map((entry) => entry.message.replace(/pref_\w+/g, 'pref_X').replace(/ \(event .*\)$/, ''))
     expect(messages).toEqual(['a preference takes the id its key derives, not pref_X', 'a preference takes the id its key derives, not pref_X'])
+  })
+
+  it('under a tag scope, a deleted record answers as an absent one: a redaction of it with a skeleton of the holder\'s choosing goes nowhere', async () => {
+    const { relay, owner, writer } = await stage()
+    const deleted = await owner.remember({ kind: 'episode', summary: 'a secret meeting', tags: ['secret'] })
+    await owner.forget(deleted)
+    await syncOnce(owner, relay.url)
+    const token = tokenFor(owner, writer, { tags: { any: ['work'] } }, ['read', 'write', 'redact'])
+    const redaction = (id: string) => ({
+      op: 'memory.redact',
+      data: { kind: 'episode', id, tombstone: { id: `tomb_${id.slice(3)}`, op: 'redact', targetKind: 'episode', targetID: id, deletedAt: '2026-01-01T00:00:00Z', actor: writer.author, derived: {} }, skeleton: { id, summary: 'FORGED', tags: ['work'] }, derived: [] },
+    })
+    const probes = [redaction(deleted), redaction('ep_00000000000000ab'), { op: 'memory.patch', data: { kind: 'preference', id: deleted, set: { value: 'x' } } }]
+    const peer = await rawSession(relay.url, writer, owner.space, token)
+    await peer.sendMessage({ type: 'events', seq: 1, events: wire(await craftChain(owner, writer.identity, probes)) })
+    const messages = ((await peer.next('ack'))?.withheld ?? []).map((entry) => entry.message.replace(/^record \S+ /, 'record X ').replace(/ \(event .*\)$/, ''))
+    expect(messages).toEqual(probes.map(() => 'record X is outside the token\'s scope or does not exist here'))
+    await syncOnce(owner, relay.url)
+    expect(await storeText(owner)).not.toContain('FORGED')
   })
 
   it('a deletion naming a deleted record outside the scope in its derived list reads as one naming an absent record', async () => {

@@ -20,7 +20,7 @@ import { defineOperandCommand } from '../operand-command.js'
 import { usageError } from '../operand-args.js'
 import { watchForStop } from '../stop-signal.js'
 import { decodeTokenArgument, hexKey, relayUrlOperand, secondsFlag } from '../sync-flags.js'
-import { describeWithheld, plural, printable, restateRefusal, SyncProgress, withheldReason, type SyncTotals } from '../sync-report.js'
+import { describeWithheld, plural, printable, restateRefusal, SyncProgress, withheldReasonText, type SyncTotals } from '../sync-report.js'
 
 const DEFAULT_TIMEOUT_SECONDS = 30
 const PROGRESS_INTERVAL_MS = 1000
@@ -85,7 +85,8 @@ async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeo
   // allow stayed in it only: say so.
   const withdrawn = progress.withdrawn
   const withheld = progress.withheldCount
-  const withheldEvents = progress.withheld.map((event) => ({ event: event.event, reason: withheldReason(event) }))
+  // JSON escapes what it must; the reason stays the relay's text.
+  const withheldEvents = progress.withheld.map((event) => ({ event: event.event, reason: withheldReasonText(event) }))
   await context.stdout.write(json
     ? `${canonicalJson({ url, received: totals.received, sent: totals.sent, ...(withdrawn > 0 ? { withdrawn } : {}), ...(withheld > 0 ? { withheld, withheldEvents } : {}), digest })}\n`
     : `synced with ${url}: sent ${plural(totals.sent, 'event')}, received ${totals.received}${withdrawn > 0 ? `; ${plural(withdrawn, 'record')} withdrawn (outside the token's scope now)` : ''}\n` +
