@@ -3,16 +3,18 @@
  * peer's access. A peer with full access (the owner, or an admin by its key) reads and writes
  * everything. A token holder reads the records in its scope with their bodies and everything
  * else as headers only (so it can still verify chains), and writes only within its scope and
- * permissions: an event that is not is kept as a header only and named in the `ack` (protocol
- * version 2; version 1 refuses the frame). Control events always travel with their bodies: every replica checks grants. A
- * deletion or redaction travels with its body to a peer that may hold content it reaches (a
- * record in the token's scope, read or written there), which must erase it; to others as a
- * header, since its body carries the deletion's reason (and a redaction's the record's skeleton).
+ * permissions: its own event that is not is kept as a header only and named in the `ack`
+ * (protocol version 2; version 1 refuses the frame). Control events always travel with their
+ * bodies: every replica checks grants. A deletion or redaction travels with its body to a peer
+ * that may hold content it reaches (a record in the token's scope, read or written there), which
+ * must erase it; to others as a header, since its body carries the deletion's reason (and a
+ * redaction's the record's skeleton).
  *
- * A token holder's frame is judged event by event, each on the records as the frame's earlier
- * events leave them (docs/protocol.md, "Writing"): an id nobody created can only be created,
- * with an id of its own kind; a change may not move a record out of scope; a redaction's
- * skeleton must be what a redaction keeps.
+ * A token holder's frame must apply at once (CausalGate) and is judged event by event, each on
+ * the records as the frame's earlier events leave them (docs/protocol.md, "Writing"): an id
+ * nobody created can only be created, with an id of its own kind; a change may not move a
+ * record out of scope; a redaction's skeleton must be what a redaction keeps; a record outside
+ * the scope answers as an absent one would.
  *
  * With a tag scope, a record can come into scope or leave it (its tags change) after the peer
  * got some of its events. A record that came in gets the bodies of the events the peer holds
@@ -185,6 +187,20 @@ function surelyWasInScope(scope: CapabilityToken['scope'], record: { id: string;
   const tags = scope.tags
   const tagged = Boolean(tags?.any?.length || tags?.all?.length || tags?.none?.length)
   return !tagged && Boolean(scope.kinds?.includes(record.kind as RecordKind))
+}
+
+/**
+ * Whether a token holder may write to (or name in a deletion's derived list) a record the relay
+ * holds deleted. An id of its kind's own random form (`fact_…`, `ep_…`) cannot be guessed, so
+ * the scope it may have had is enough: a holder's deletion that names a fact the owner deleted
+ * meanwhile still goes through under a tag scope (review finding: withholding it left the
+ * episode on every other replica). An id that derives from a key or a name (a preference's, a
+ * core block's) can be guessed, so there the scope must surely have reached it.
+ */
+function mayWriteDeleted(scope: CapabilityToken['scope'], record: { id: string; kind: string }): boolean {
+  const spec = isRecordKind(record.kind) ? kindSpec(record.kind) : undefined
+  const randomForm = spec?.idPrefix !== undefined && spec.keyFields === undefined && record.id.startsWith(spec.idPrefix)
+  return randomForm ? mayHaveBeenInScope(scope, record) : surelyWasInScope(scope, record)
 }
 
 export class RelayEndpoint implements SyncEndpoint {
@@ -487,10 +503,13 @@ export class RelayEndpoint implements SyncEndpoint {
       // `derived` list names: the permissions hold as for any record, and so do those records' checks.
       // The scope too, as far as a deleted record shows it: a replica the deletion has not reached
       // yet would take the write (a redaction with a skeleton of the writer's choosing, say).
-      if (!surelyWasInScope(token.scope, { id, kind: before.kind ?? kind })) unseen()
+      if (!mayWriteDeleted(token.scope, { id, kind: before.kind ?? kind })) unseen()
       if (before.kind !== undefined && before.kind !== kind) refuse(`record ${id} is a ${before.kind}, not a ${kind}`)
       if (!hasPermission(token, 'write')) refuse('with derive and no write, a token only creates new records')
       if (TOMBSTONE_OPS.includes(op) && !hasPermission(token, 'redact')) refuse('deleting and redacting need the redact permission')
+      // A redaction still carries only what a redaction keeps: replicas the deletion has not
+      // reached yet would show its skeleton.
+      if (op === MEMORY_OPS.redact) this.afterOperation(facts, before, refuse)
       frame.set(id, before)
       if (op === MEMORY_OPS.delete) await this.checkDerived(facts, token, frame, refuse)
       return
@@ -578,7 +597,7 @@ export class RelayEndpoint implements SyncEndpoint {
       const unseen = `the deletion takes record ${derived.id} with it, which is outside the token's scope or does not exist here, and is not derived from ${target}`
       if (record.status === 'deleted') {
         // Deleted already: nothing to take, but what may have been out of scope answers as absent would.
-        if (!surelyWasInScope(token.scope, { id: derived.id, kind: record.kind ?? derived.kind })) refuse(unseen)
+        if (!mayWriteDeleted(token.scope, { id: derived.id, kind: record.kind ?? derived.kind })) refuse(unseen)
         continue
       }
       // Absent and out of scope alike, as in checkWrite: no probing through derived lists.

@@ -154,6 +154,23 @@ describe('what a token holder cannot bring to the relay', () => {
     })
   }
 
+  it('under a tag scope, a deletion whose derived list names a record the owner deleted meanwhile goes through', async () => {
+    const { relay, owner, writer: holder } = await stage()
+    const episode = await owner.remember({ kind: 'episode', summary: 'met Ann at the cafe', tags: ['work'] })
+    const fact = await owner.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'met', object: 'Ann' })
+    await syncOnce(owner, relay.url)
+    const token = tokenFor(owner, holder, { tags: { none: ['secret'] } }, ['read', 'write', 'redact'])
+    await syncOnce(holder, relay.url, token)
+    // Concurrently: the owner forgets the fact; the holder forgets the episode, taking the fact along.
+    await owner.forget(fact)
+    await syncOnce(owner, relay.url)
+    await holder.forget(episode)
+    expect(await syncOnce(holder, relay.url, token)).toEqual([])
+    await syncOnce(owner, relay.url)
+    expect(await owner.status(episode)).toBe('deleted')
+    expect(await storeText(owner)).not.toContain('met Ann')
+  })
+
   it('a repeated event whose first copy lacks its body is judged and kept with it', async () => {
     const { relay, owner, writer } = await stage()
     const token = tokenFor(owner, writer, { all: true }, ['read', 'write'])
@@ -276,21 +293,39 @@ describe('refusals say nothing of records outside the scope', () => {
     expect(messages).toEqual(['a preference takes the id its key derives, not pref_X', 'a preference takes the id its key derives, not pref_X'])
   })
 
-  it('under a tag scope, a deleted record answers as an absent one: a redaction of it with a skeleton of the holder\'s choosing goes nowhere', async () => {
+  it('under a tag scope, a deleted preference (its id derives from its key) answers as an absent one', async () => {
     const { relay, owner, writer } = await stage()
-    const deleted = await owner.remember({ kind: 'episode', summary: 'a secret meeting', tags: ['secret'] })
+    const deleted = await owner.remember({ kind: 'preference', key: 'medication', value: 'lithium', tags: ['secret'] })
     await owner.forget(deleted)
     await syncOnce(owner, relay.url)
     const token = tokenFor(owner, writer, { tags: { any: ['work'] } }, ['read', 'write', 'redact'])
+    const absent = recordIdFor('preference', { key: 'religion' })
     const redaction = (id: string) => ({
       op: 'memory.redact',
-      data: { kind: 'episode', id, tombstone: { id: `tomb_${id.slice(3)}`, op: 'redact', targetKind: 'episode', targetID: id, deletedAt: '2026-01-01T00:00:00Z', actor: writer.author, derived: {} }, skeleton: { id, summary: 'FORGED', tags: ['work'] }, derived: [] },
+      data: { kind: 'preference', id, tombstone: { id: `tomb_${id.slice(5)}`, op: 'redact', targetKind: 'preference', targetID: id, deletedAt: '2026-01-01T00:00:00Z', actor: writer.author, derived: {} }, skeleton: { id, tags: ['work'] }, derived: [] },
     })
-    const probes = [redaction(deleted), redaction('ep_00000000000000ab'), { op: 'memory.patch', data: { kind: 'preference', id: deleted, set: { value: 'x' } } }]
+    const probes = [redaction(deleted), redaction(absent), { op: 'memory.patch', data: { kind: 'preference', id: deleted, set: { value: 'x' } } }, { op: 'memory.patch', data: { kind: 'episode', id: deleted, set: { summary: 'x' } } }]
     const peer = await rawSession(relay.url, writer, owner.space, token)
     await peer.sendMessage({ type: 'events', seq: 1, events: wire(await craftChain(owner, writer.identity, probes)) })
     const messages = ((await peer.next('ack'))?.withheld ?? []).map((entry) => entry.message.replace(/^record \S+ /, 'record X ').replace(/ \(event .*\)$/, ''))
     expect(messages).toEqual(probes.map(() => 'record X is outside the token\'s scope or does not exist here'))
+  })
+
+  it('under a tag scope, a redaction of a deleted episode still carries only what a redaction keeps', async () => {
+    const { relay, owner, writer } = await stage()
+    const deleted = await owner.remember({ kind: 'episode', summary: 'a secret meeting', tags: ['work'] })
+    await syncOnce(owner, relay.url)
+    const token = tokenFor(owner, writer, { tags: { any: ['work'] } }, ['read', 'write', 'redact'])
+    await syncOnce(writer, relay.url, token)
+    await owner.forget(deleted)
+    await syncOnce(owner, relay.url)
+    const tombstone = { id: 'tomb_00000000000000e1', op: 'redact', targetKind: 'episode', targetID: deleted, deletedAt: '2026-01-01T00:00:00Z', actor: writer.author, derived: {} }
+    const [forged] = await craftChain(owner, writer.identity, [
+      { op: 'memory.redact', data: { kind: 'episode', id: deleted, tombstone, skeleton: { id: deleted, summary: 'FORGED', tags: ['work'] }, derived: [] } },
+    ]) as [EventEnvelope]
+    const peer = await rawSession(relay.url, writer, owner.space, token)
+    await peer.sendMessage({ type: 'events', seq: 1, events: wire([forged]) })
+    expect((await peer.next('ack'))?.withheld?.[0]?.message).toMatch(/keeps more of record .* than a redaction keeps/)
     await syncOnce(owner, relay.url)
     expect(await storeText(owner)).not.toContain('FORGED')
   })
