@@ -1,9 +1,11 @@
 /**
- * What a version-2 relay takes from a token holder, beyond its own writes judged one by one
+ * What a relay takes from a token holder, beyond its own writes judged one by one
  * (test/sync/scope.test.ts): events of other authors it holds (never withheld: left to their
- * author, the holder retrying until the author has brought them whole), bodies of events the relay keeps as headers (never filled in
- * from a token holder), a frame that repeats an event or reorders an author's events, and what
- * the refusal messages give away about records outside the scope (nothing).
+ * author, the holder retrying until the author has brought them whole), bodies of events the
+ * relay keeps as headers (never filled in from a token holder), a frame that repeats an event,
+ * reorders an author's events or holds an event the relay could not apply at once, writes to
+ * deleted records, and what the refusal messages give away about records outside the scope
+ * (nothing). In version 2, and in version 1 where it applies.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { CairnError } from '../../src/errors.js'
@@ -169,6 +171,19 @@ describe('what a token holder cannot bring to the relay', () => {
     await syncOnce(owner, relay.url)
     expect(await owner.status(episode)).toBe('deleted')
     expect(await storeText(owner)).not.toContain('met Ann')
+  })
+
+  it('a frame that repeats an event judges it once, as the log keeps it', async () => {
+    const { relay, owner, writer } = await stage()
+    const token = tokenFor(owner, writer, { kinds: ['episode'] }, ['read', 'write'])
+    const [patch, create] = await patchBeforeCreate(owner, writer)
+    const peer = await rawSession(relay.url, writer, owner.space, token)
+    await peer.sendMessage({ type: 'events', seq: 1, events: wire([patch, create, patch]) })
+    expect((await peer.next('ack'))?.withheld?.map((entry) => entry.event)).toEqual([patch.id])
+    await syncOnce(owner, relay.url)
+    expect((await owner.log.get(patch.id))?.bodyState).toBe('absent')
+    expect(await storeText(owner)).not.toContain('quokka')
+    expect((await owner.get('ep_0000000000000bee'))?.summary).toBe('first')
   })
 
   it('a repeated event whose first copy lacks its body is judged and kept with it', async () => {
