@@ -43,7 +43,7 @@ export function toLogEvent(id: EventId, record: EventRecord): LogEvent {
 export function toEnvelope(id: EventId, record: EventRecord, withBody: boolean, withSignature: boolean): EventEnvelope {
   return {
     id,
-    header: utf8Encode(record.header),
+    header: record.headerBytes ?? utf8Encode(record.header),
     ...(withBody && record.body !== undefined ? { body: record.body } : {}),
     ...(withSignature && record.signature !== undefined ? { signature: record.signature } : {}),
   }
