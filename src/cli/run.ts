@@ -11,7 +11,7 @@ import { InputError, isCairnError } from '../errors.js'
 import { isOperandUsageError } from './operand-args.js'
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliContext } from './command.js'
 import { commandNames, findCommand, overviewHelp } from './registry.js'
-import { printable } from './sync-report.js'
+import { printable } from './printable.js'
 
 const HELP_WORDS = new Set(['--help', '-h', 'help'])
 const VERSION_WORDS = new Set(['--version', '-V'])

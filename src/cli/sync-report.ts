@@ -8,6 +8,7 @@
  */
 import { AuthError, CairnError, ProtocolError, shortId, type SyncClient, type WithheldEvent } from '../index.js'
 import type { TextSink } from './command.js'
+import { printable } from './printable.js'
 
 export interface SyncTotals {
   received: number
@@ -71,17 +72,6 @@ export const plural = (n: number, word: string): string => `${n} ${word}${n === 
 /** Withheld events a one-time sync lists in its --json result. */
 export const MAX_WITHHELD_KEPT = 100
 
-/**
- * Text from a peer, made safe to print on one line: control characters (a newline forging a log
- * line, a terminal escape) are shown as \u escapes. A record id in a relay's message is the
- * token holder's choice.
- */
-export function printable(text: string): string {
-  // C0 and C1 controls, line and paragraph separators, and the bidirectional overrides and
-  // isolates (which could make a line read as another).
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
-}
-
 /** A withheld event's reason as the relay gave it, without the event id it appends (given apart). For JSON. */
 export function withheldReasonText(event: WithheldEvent): string {
   return event.message.replace(/ \(event [0-9a-f]{64}\)$/, '')
@@ -92,9 +82,14 @@ export function withheldReason(event: WithheldEvent): string {
   return printable(withheldReasonText(event))
 }
 
+/** One withheld event for a person: its short id and why (cairn sync, cairn serve). */
+export function describeWithheldEvent(event: WithheldEvent): string {
+  return `event ${shortId(event.event)}: ${withheldReason(event)}`
+}
+
 /** What a person reads of events the relay withheld: how many, and which the first was and why. */
 export function describeWithheld(count: number, first: WithheldEvent | undefined): string {
-  return `${plural(count, 'event')} kept on this device only: the token does not allow ${count === 1 ? 'it' : 'them'}${first ? ` (event ${shortId(first.event)}: ${withheldReason(first)})` : ''}`
+  return `${plural(count, 'event')} kept on this device only: the token does not allow ${count === 1 ? 'it' : 'them'}${first ? ` (${describeWithheldEvent(first)})` : ''}`
 }
 
 /** Codes the relay sends about the presented token: the fix is a different --token. */

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { describeError } from '../../src/cli/run.js'
-import { describeWithheld, printable, restateRefusal, withheldReason, withheldReasonText } from '../../src/cli/sync-report.js'
+import { printable } from '../../src/cli/printable.js'
+import { describeWithheld, restateRefusal, withheldReason, withheldReasonText } from '../../src/cli/sync-report.js'
 import { AuthError, ProtocolError } from '../../src/errors.js'
 
 const EVENT = 'ab'.repeat(32)

@@ -9,11 +9,11 @@
  * command returns 0; a port that cannot be bound exits 1 with one line and leaves nothing running.
  */
 import path from 'node:path'
-import { canonicalJson, InputError, Relay, shortId } from '../../index.js'
+import { canonicalJson, InputError, Relay } from '../../index.js'
 import { defineCommand, EXIT_OK, type CliContext } from '../command.js'
 import { usageError } from '../operand-args.js'
 import { watchForStop } from '../stop-signal.js'
-import { withheldReason } from '../sync-report.js'
+import { describeWithheldEvent } from '../sync-report.js'
 
 export const DEFAULT_RELAY_DIR = '.cairn-relay'
 export const DEFAULT_RELAY_PORT = 7357
@@ -56,8 +56,7 @@ function logPeers(relay: Relay, context: CliContext): () => void {
     void context.stderr.write(`${clockTime()} peers: ${relay.peerCount} (-1 ${peer(key, token)}${error ? `: ${error.code}` : ''})\n`)
   })
   const stopWithheld = relay.on('peer-withheld', ({ key, token, events }) => {
-    const first = events[0]
-    const why = first ? `: event ${shortId(first.event)}: ${withheldReason(first)}` : ''
+    const why = events[0] ? `: ${describeWithheldEvent(events[0])}` : ''
     void context.stderr.write(`${clockTime()} withheld ${events.length === 1 ? '1 event' : `${events.length} events`} from ${peer(key, token)}${why}\n`)
   })
   return () => {

@@ -20,7 +20,8 @@ import { defineOperandCommand } from '../operand-command.js'
 import { usageError } from '../operand-args.js'
 import { watchForStop } from '../stop-signal.js'
 import { decodeTokenArgument, hexKey, relayUrlOperand, secondsFlag } from '../sync-flags.js'
-import { describeWithheld, plural, printable, restateRefusal, SyncProgress, withheldReasonText, type SyncTotals } from '../sync-report.js'
+import { printable } from '../printable.js'
+import { describeWithheld, plural, restateRefusal, SyncProgress, withheldReasonText, type SyncTotals } from '../sync-report.js'
 
 const DEFAULT_TIMEOUT_SECONDS = 30
 const PROGRESS_INTERVAL_MS = 1000
@@ -67,7 +68,7 @@ async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeo
       stop.stopped.then(() => 'stopped' as const),
     ])
     if (result === 'timeout') {
-      const why = outcome.lastError ? `last problem: ${printable(outcome.lastError.message)}` : `still catching up (${progress.totals.received} received, ${progress.totals.sent} sent)`
+      const why = outcome.lastError ? `last problem: ${outcome.lastError.message}` : `still catching up (${progress.totals.received} received, ${progress.totals.sent} sent)`
       throw new ProtocolError('SYNC_TIMEOUT', `not synced within ${timeoutMs / 1000} s; ${why}`, { path: url })
     }
     if (result === 'stopped') throw new ProtocolError('INTERRUPTED', `stopped before the sync finished; the ${plural(progress.totals.received, 'event')} received so far are kept`, { path: url })
