@@ -20,6 +20,7 @@ import { grantCommand } from './commands/grant.js'
 import { tokenCommand } from './commands/token.js'
 import { serveCommand } from './commands/serve.js'
 import { syncCommand } from './commands/sync.js'
+import { withheldCommand } from './commands/withheld.js'
 
 // The log commands keep their places ahead of the memory commands, the bundle commands follow
 // the memory commands, and the sync commands come last: scripts and tests read the command
@@ -28,7 +29,7 @@ export const COMMANDS: readonly CliCommand[] = [
   initCommand, logCommand, verifyCommand,
   rememberCommand, getCommand, queryCommand, searchCommand, forgetCommand, historyCommand, expireCommand,
   exportCommand, importCommand, validateCommand,
-  grantCommand, tokenCommand, serveCommand, syncCommand,
+  grantCommand, tokenCommand, serveCommand, syncCommand, withheldCommand,
 ]
 
 export function findCommand(name: string): CliCommand | undefined {

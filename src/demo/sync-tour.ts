@@ -143,6 +143,9 @@ export async function syncTour(root: string, { say, step, check }: Narrator): Pr
     say(`  the relay withheld ${count(agentSync.withheld.length, 'event')} of ${agentSync.sent} sent: the note stays on the agent (body at the laptop: ${noteAtLaptop?.bodyState}); the laptop now has music = ${quote((await laptop.get(music))?.value)}`)
     check(agentSync.withheld.length === 1 && noteAtLaptop?.bodyState === 'absent' && (await laptop.get(note)) === undefined && (await agent.get(note)) !== undefined &&
       (await laptop.get(music))?.value === 'quiet jazz while working', 'a write outside the token stays on the writer, and the sync goes on')
+    const agentKept = await agent.withheld()
+    say(`  the agent's store kept the relay's word: memory.withheld() lists ${agentKept.map((item) => `${item.op} of ${item.record?.kind} ${item.record?.id}`).join(', ')}`)
+    check(agentKept.length === 1 && agentKept[0]?.record?.id === note && agentKept[0]?.relay === relay.url, 'the writer can list what stayed on its device')
 
     step('a reader scoped to the tag "shared" syncs; then the laptop untags the one shared episode')
     const shared = await laptop.remember({ kind: 'episode', summary: 'trip plan: Bergen in May', tags: ['shared'] })

@@ -13,6 +13,9 @@
  *   <space>:b:<id>                 a body stored after its header was applied, until the
  *                                  projection has placed it (SpaceLog.lateBodies)
  *   <space>:f:<author>             an equivocation by the author
+ *   <space>:w:<id>:<relay>         a relay's word that it keeps this replica's event as a header
+ *                                  only (sync protocol version 2); never synced
+ *                                  (memory/withheld-writes.ts)
  *   g:space:<space>                the spaces this store holds
  *
  * Chain tips and the next local seq are not stored: they are the last run of each author and
@@ -46,6 +49,7 @@ export const keys = {
   lateBodyPrefix: (space: string) => `${space}:b:`,
   flag: (space: string, author: string) => `${space}:f:${author}`,
   flagPrefix: (space: string) => `${space}:f:`,
+  withheldPrefix: (space: string) => `${space}:w:`,
   spaceEntry: (space: string) => `g:space:${space}`,
   spaceEntryPrefix: () => 'g:space:',
   /**

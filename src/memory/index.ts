@@ -7,3 +7,4 @@ export {
   type MemoryStore, type ConversationContext, type ConversationMessage, type ConversationSummary, type ListOptions, type JsonObject,
 } from './memory-store.js'
 export { buildCreateEntry, redactionSkeleton } from './record-entries.js'
+export type { WithheldWrite, WithheldReport } from './withheld-writes.js'

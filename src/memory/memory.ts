@@ -25,6 +25,7 @@ import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseTombstoned } from './memory-core.js'
 import { createEntry, redactionSkeleton, signTombstone, type Tombstone } from './record-entries.js'
 import * as bulk from './bulk-writes.js'
+import { listWithheld, noteWithheld, type WithheldReport, type WithheldWrite } from './withheld-writes.js'
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
 import type { ExportOptions, ExportResult, ImportOptions, ImportReport } from '../bundle/bundle-io.js'
 import { parseFilter, parseAsOf, MAX_QUERY_LIMIT, DEFAULT_QUERY_LIMIT } from './memory-inputs.js'
@@ -465,6 +466,24 @@ export class Memory {
   async conflicts(): Promise<ConflictEntry[]> {
     await this.core.settled()
     return this.core.reader.conflicts()
+  }
+
+  /**
+   * This replica's writes that a relay keeps as headers only, its token not allowing them (sync
+   * protocol version 2): their content stays on this device. In the order they were written; one
+   * entry per event and relay. Kept when the relay says so (`SyncClient` event `withheld`).
+   */
+  async withheld(): Promise<WithheldWrite[]> {
+    return listWithheld(this.engine.store.storage, this.space)
+  }
+
+  /**
+   * For the sync layer: keeps what `relay` said of events it withheld. Only this replica's own
+   * events that the store holds with their body are kept; the rest is ignored.
+   * @returns the kept notes, as `withheld()` lists them
+   */
+  noteWithheld(relay: string, reports: readonly WithheldReport[]): Promise<WithheldWrite[]> {
+    return noteWithheld(this.engine.store.storage, this.engine.log, this.author, assertNonEmptyString(relay, 'relay'), reports, Date.now())
   }
 
   /** Tombstones of deleted and redacted records. */

@@ -7,14 +7,24 @@
 import type { EventEnvelope, VersionVector } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { deletionsFirst } from './catch-up-order.js'
+import type { WithheldEvent } from './messages.js'
 import type { Outgoing, SyncEndpoint } from './sync-session.js'
 
 export class MemoryEndpoint implements SyncEndpoint {
   readonly withdraw?: (records: readonly string[]) => Promise<number>
 
-  /** @param scoped the relay granted access through a token (not full access): withdrawals are accepted */
-  constructor(private readonly memory: Memory, options: { scoped?: boolean } = {}) {
+  /**
+   * @param scoped the relay granted access through a token (not full access): withdrawals are accepted
+   * @param relay the relay's URL: what it withholds is kept under it (`memory.withheld()`)
+   */
+  constructor(private readonly memory: Memory, private readonly options: { scoped?: boolean; relay?: string } = {}) {
     if (options.scoped) this.withdraw = (records) => this.memory.withdraw(records)
+  }
+
+  /** Keeps the relay's word; only this replica's own events count (memory/withheld-writes.ts). */
+  async noteWithheld(events: readonly WithheldEvent[]): Promise<readonly WithheldEvent[]> {
+    const kept = await this.memory.noteWithheld(this.options.relay ?? 'unknown relay', events)
+    return kept.map(({ event, code, message }) => ({ event, code, message }))
   }
 
   get space(): string {

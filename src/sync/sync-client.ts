@@ -313,7 +313,7 @@ export class SyncClient {
   }
 
   private startSession(transport: Transport, scoped: boolean, access: string, rescope: boolean): SyncSession {
-    const session = new SyncSession(transport, new MemoryEndpoint(this.memory, { scoped }), this.memory.crypto, this.frames, { rescope })
+    const session = new SyncSession(transport, new MemoryEndpoint(this.memory, { scoped, relay: this.url }), this.memory.crypto, this.frames, { rescope })
     this.session = session
     this.setStatus('catching-up')
     session.on('received', (payload) => this.listeners.emit('received', payload))

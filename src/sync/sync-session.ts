@@ -62,6 +62,11 @@ export interface SyncEndpoint {
    *   withholding a token holder's writes, protocol version 2); they go back in the `ack`
    */
   ingest(envelopes: EventEnvelope[], deadline?: number, more?: boolean): Promise<readonly WithheldEvent[] | void>
+  /**
+   * Keeps what the peer (a relay) said of events of ours it withheld; returns those that are this
+   * side's own events, the only ones reported on. Without it, the peer's list is reported as given.
+   */
+  noteWithheld?(events: readonly WithheldEvent[]): Promise<readonly WithheldEvent[]>
   /** Apply what `ingest` put off (`more`): the peer's catch-up is complete, or the session closed. */
   applyHeld?(): void
   /** Calls back with the events whenever some are applied locally, whatever their origin. */
@@ -175,7 +180,10 @@ export class SyncSession {
         await this.receiveEvents(message.seq, message.events)
         return
       case 'ack':
-        if (message.withheld) this.listeners.emit('withheld', { events: message.withheld })
+        if (message.withheld) {
+          const events = this.endpoint.noteWithheld ? await this.endpoint.noteWithheld(message.withheld) : message.withheld
+          if (events.length > 0) this.listeners.emit('withheld', { events })
+        }
         if (this.inFlight > 0) this.inFlight--
         this.windowOpen?.()
         this.checkSynced()

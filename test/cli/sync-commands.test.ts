@@ -120,7 +120,7 @@ describe('cairn sync through cairn serve', () => {
     ok(await run(['sync', relay.url, '--token', token, '--dir', writer.dir]))
     ok(await run(['remember', '--dir', writer.dir, 'a diary entry about the lighthouse']))
     const kept = ok(await run(['sync', relay.url, '--token', token, '--dir', writer.dir]))
-    expect(kept.stdout).toMatch(/^1 event kept on this device only: the token does not allow it \(event [0-9a-f]{12}…: record ep_\w+ is outside the token's scope or does not exist here\)$/m)
+    expect(kept.stdout).toMatch(/^1 event kept on this device only: the token does not allow it \(event [0-9a-f]{12}…: record ep_\w+ is outside the token's scope or does not exist here\); `cairn withheld` lists every such write$/m)
     // The relay's operator sees it too.
     await relay.process.waitFor(new RegExp(`withheld 1 event from ${writer.author.slice(0, 12)}… token [0-9a-f]{12}…: event [0-9a-f]{12}…: record ep_\\w+ is outside the token's scope or does not exist here\n`), 'stderr')
     const preference = ok(await run(['remember', '--dir', writer.dir, '--kind', 'preference', '--field', 'key=light', 'dim'])).stdout.trim()
@@ -138,6 +138,16 @@ describe('cairn sync through cairn serve', () => {
     await live.waitFor(/live: caught up both ways/, 'stderr')
     const result = await live.stop('SIGINT')
     expect(result.code).toBe(0)
+    // The store kept the relay's word: every withheld write, in the order written, long after the syncs.
+    const listed = JSON.parse(ok(await run(['withheld', '--dir', writer.dir, '--json'])).stdout).withheld
+    expect(listed.map((note: { record: { kind: string } }) => note.record.kind)).toEqual(['episode', 'episode', 'episode'])
+    expect(listed.every((note: { op: string; relay: string; code: string }) => note.op === 'memory.create' && note.relay === relay.url && note.code === 'PERMISSION_DENIED')).toBe(true)
+    expect(listed.map((note: { local: number }) => note.local)).toEqual([...listed.map((note: { local: number }) => note.local)].sort((a, b) => a - b))
+    const table = ok(await run(['withheld', '--dir', writer.dir])).stdout.split('\n').filter(Boolean)
+    expect(table[0]).toMatch(/^#\s+event\s+op\s+record\s+relay\s+since\s+why$/)
+    expect(table.slice(1)).toHaveLength(3)
+    expect(table[1]).toMatch(/memory\.create\s+episode ep_\w+\s+ws:\/\/.+ \d{4}-\d\d-\d\dT.+Z\s+record ep_\w+ is outside the token's scope or does not exist here$/)
+    expect(ok(await run(['withheld', '--dir', owner.dir])).stdout).toBe('no write of this replica is withheld: every relay it synced with took all it sent\n')
   })
 
   it('a reader given a token with another scope gets the new scope\'s records and is told what was withdrawn', async () => {

@@ -193,6 +193,14 @@ describe('writes a token does not allow', () => {
         seqs.push((stored?.header.seq ?? 0) - base)
       }
       expect(seqs).toEqual([...model.withheld].sort((a, b) => a - b))
+      // The writer kept the relay's word: it lists exactly those events, in the order written,
+      // each with the record it wrote, even where a later forget erased the body.
+      const notes = await writer.withheld()
+      expect(notes.map((note) => note.event)).toEqual(reported.map((report) => report.event))
+      notes.forEach((note, i) => {
+        const event = written[(seqs[i] as number) - 1] as Written
+        expect(note).toMatchObject({ relay: relay.url, code: 'PERMISSION_DENIED', op: `memory.${event.op}`, record: { kind: event.kind, id: event.id } })
+      })
       // The owner holds every event of the writer, and exactly the records the allowed ones make.
       expect(owner.versionVector()[writer.author] ?? 0).toBe(base + written.length)
       for (const id of new Set(written.map((event) => event.id))) {

@@ -91,7 +91,7 @@ async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeo
   await context.stdout.write(json
     ? `${canonicalJson({ url, received: totals.received, sent: totals.sent, ...(withdrawn > 0 ? { withdrawn } : {}), ...(withheld > 0 ? { withheld, withheldEvents } : {}), digest })}\n`
     : `synced with ${url}: sent ${plural(totals.sent, 'event')}, received ${totals.received}${withdrawn > 0 ? `; ${plural(withdrawn, 'record')} withdrawn (outside the token's scope now)` : ''}\n` +
-      `${withheld > 0 ? `${describeWithheld(withheld, progress.withheld[0])}\n` : ''}digest ${digest}\n`)
+      `${withheld > 0 ? `${describeWithheld(withheld, progress.withheld[0])}; \`cairn withheld\` lists every such write\n` : ''}digest ${digest}\n`)
   return EXIT_OK
 }
 
