@@ -13,7 +13,7 @@
  *   <space>:b:<id>                 a body stored after its header was applied, until the
  *                                  projection has placed it (SpaceLog.lateBodies)
  *   <space>:f:<author>             an equivocation by the author
- *   <space>:w:<id>:<relay>         a relay's word that it keeps this replica's event as a header
+ *   <space>:w:<id>:<relay hash>    a relay's word that it keeps this replica's event as a header
  *                                  only (sync protocol version 2); never synced
  *                                  (memory/withheld-writes.ts)
  *   g:space:<space>                the spaces this store holds

@@ -25,7 +25,7 @@ import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseTombstoned } from './memory-core.js'
 import { createEntry, redactionSkeleton, signTombstone, type Tombstone } from './record-entries.js'
 import * as bulk from './bulk-writes.js'
-import { listWithheld, noteWithheld, type WithheldReport, type WithheldWrite } from './withheld-writes.js'
+import { listWithheld, noteWithheld, relayName, type WithheldReport, type WithheldWrite } from './withheld-writes.js'
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
 import type { ExportOptions, ExportResult, ImportOptions, ImportReport } from '../bundle/bundle-io.js'
 import { parseFilter, parseAsOf, MAX_QUERY_LIMIT, DEFAULT_QUERY_LIMIT } from './memory-inputs.js'
@@ -478,12 +478,15 @@ export class Memory {
   }
 
   /**
-   * For the sync layer: keeps what `relay` said of events it withheld. Only this replica's own
-   * events that the store holds with their body are kept; the rest is ignored.
-   * @returns the kept notes, as `withheld()` lists them
+   * For the sync layer: keeps what the relay at `relay` (its URL) said of events it withheld.
+   * Only this replica's own events that the store holds with their body are kept; the rest is
+   * ignored, and a relay's first word on an event stands.
+   * @returns the notes taken now, as `withheld()` lists them
    */
   noteWithheld(relay: string, reports: readonly WithheldReport[]): Promise<WithheldWrite[]> {
-    return noteWithheld(this.engine.store.storage, this.engine.log, this.author, assertNonEmptyString(relay, 'relay'), reports, Date.now())
+    const name = relayName(assertNonEmptyString(relay, 'relay'))
+    const hash = this.crypto.sha256Hex(name).slice(0, 32)
+    return noteWithheld(this.engine.store.storage, this.engine.log, this.author, name, hash, reports, Date.now())
   }
 
   /** Tombstones of deleted and redacted records. */

@@ -5,10 +5,12 @@
  * that carried the event; this keeps its word, so an app can show what was not shared
  * (`memory.withheld()`) and `cairn withheld` can list it long after the sync that learned it.
  *
- * Stored under `<space>:w:<event>:<relay>` (store-keys.ts), one entry per event and relay: two
- * relays with different tokens may judge the same event differently. The record and the op are
- * read from the event's body when the note is taken, since a later forget erases that body.
- * Only events this replica wrote and holds are noted, so a relay cannot make it record anything else.
+ * Stored under `<space>:w:<event>:<relay hash>` (store-keys.ts), one entry per event and relay:
+ * two relays with different tokens may judge the same event differently. The record and the op
+ * are read from the event's body when the note is taken, since a later forget erases that body.
+ * Only events this replica wrote and holds with their body are noted, and the session passes on
+ * only events the acknowledged frame carried (sync-session.ts), so a relay can speak only of
+ * what it was sent. The relay is kept as its URL without user info, query or fragment.
  */
 import { StorageError } from '../errors.js'
 import { canonicalJson, parseJson, type JsonValue, type SpaceLog } from '../log/index.js'
@@ -42,8 +44,24 @@ export interface WithheldReport {
   readonly message: string
 }
 
-function noteKey(space: string, event: string, relay: string): string {
-  return `${keys.withheldPrefix(space)}${event}:${encodeURIComponent(relay)}`
+/** Notes are read from the log and written this many at a time, yielding between: a 5,000-event ack stays responsive. */
+const NOTE_CHUNK = 256
+
+/**
+ * The relay as a note keeps it: scheme, host and path of its URL. User info (a password) and the
+ * query are dropped; a URL that does not parse is kept as given.
+ */
+export function relayName(url: string): string {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`
+  } catch {
+    return url
+  }
+}
+
+function noteKey(space: string, event: string, relayHash: string): string {
+  return `${keys.withheldPrefix(space)}${event}:${relayHash}`
 }
 
 function encodeNote(note: WithheldWrite): Uint8Array {
@@ -72,37 +90,38 @@ function decodeNote(key: string, bytes: Uint8Array): WithheldWrite {
 /**
  * Keeps what a relay reported of `reports`: those that are events of `author` this store holds
  * with their body. An event already noted for this relay keeps its first note.
- * @returns the notes kept now (new or already there), in the reports' order
+ * @param relayHash identifies the relay in keys (a hash of `relay`: any text fits a key that way)
+ * @returns the notes taken now, in the reports' order (not those kept from before)
  */
 export async function noteWithheld(
-  storage: LogStorage, log: SpaceLog, author: string, relay: string, reports: readonly WithheldReport[], now: number,
+  storage: LogStorage, log: SpaceLog, author: string, relay: string, relayHash: string, reports: readonly WithheldReport[], now: number,
 ): Promise<WithheldWrite[]> {
-  const kept: WithheldWrite[] = []
-  const writes: { type: 'put'; key: string; value: Uint8Array }[] = []
-  const seen = new Set<string>()
-  for (const report of reports) {
-    if (seen.has(report.event)) continue
-    seen.add(report.event)
-    const event = await log.get(report.event)
-    if (event === undefined || event.header.author !== author || event.body === undefined) continue
-    const key = noteKey(log.space, event.id, relay)
-    const stored = await storage.get(key)
-    if (stored !== undefined) {
-      kept.push(decodeNote(key, stored))
-      continue
+  const unique = [...new Map(reports.map((report) => [report.event, report])).values()]
+  const taken: WithheldWrite[] = []
+  for (let start = 0; start < unique.length; start += NOTE_CHUNK) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve))
+    const chunk = unique.slice(start, start + NOTE_CHUNK)
+    const noteKeys = chunk.map((report) => noteKey(log.space, report.event, relayHash))
+    const stored = await storage.getMany(noteKeys)
+    const writes: { type: 'put'; key: string; value: Uint8Array }[] = []
+    for (let i = 0; i < chunk.length; i++) {
+      if (stored[i] !== undefined) continue
+      const report = chunk[i] as WithheldReport
+      const event = await log.get(report.event)
+      if (event === undefined || event.header.author !== author || event.body === undefined) continue
+      const data = event.body.data as { kind?: unknown; id?: unknown } | null
+      const names = typeof data === 'object' && data !== null && isRecordKind(data.kind) && typeof data.id === 'string' && data.id.length > 0
+      const note: WithheldWrite = {
+        event: event.id, local: event.local, op: event.body.op,
+        ...(names ? { record: { kind: data.kind as RecordKind, id: data.id as string } } : {}),
+        code: report.code, message: report.message, relay, at: now,
+      }
+      writes.push({ type: 'put', key: noteKeys[i] as string, value: encodeNote(note) })
+      taken.push(note)
     }
-    const data = event.body.data as { kind?: unknown; id?: unknown } | null
-    const names = typeof data === 'object' && data !== null && isRecordKind(data.kind) && typeof data.id === 'string' && data.id.length > 0
-    const note: WithheldWrite = {
-      event: event.id, local: event.local, op: event.body.op,
-      ...(names ? { record: { kind: data.kind as RecordKind, id: data.id as string } } : {}),
-      code: report.code, message: report.message, relay, at: now,
-    }
-    writes.push({ type: 'put', key, value: encodeNote(note) })
-    kept.push(note)
+    if (writes.length > 0) await storage.write(writes)
   }
-  if (writes.length > 0) await storage.write(writes)
-  return kept
+  return taken
 }
 
 /** Every note kept, in the order this store applied the events (then by relay). */

@@ -22,9 +22,8 @@ export class MemoryEndpoint implements SyncEndpoint {
   }
 
   /** Keeps the relay's word; only this replica's own events count (memory/withheld-writes.ts). */
-  async noteWithheld(events: readonly WithheldEvent[]): Promise<readonly WithheldEvent[]> {
-    const kept = await this.memory.noteWithheld(this.options.relay ?? 'unknown relay', events)
-    return kept.map(({ event, code, message }) => ({ event, code, message }))
+  async noteWithheld(events: readonly WithheldEvent[]): Promise<void> {
+    await this.memory.noteWithheld(this.options.relay ?? 'unknown relay', events)
   }
 
   get space(): string {

@@ -63,10 +63,11 @@ export interface SyncEndpoint {
    */
   ingest(envelopes: EventEnvelope[], deadline?: number, more?: boolean): Promise<readonly WithheldEvent[] | void>
   /**
-   * Keeps what the peer (a relay) said of events of ours it withheld; returns those that are this
-   * side's own events, the only ones reported on. Without it, the peer's list is reported as given.
+   * Keeps what the peer (a relay) said of events it withheld, each one the acknowledged frame
+   * carried (the session checks that first). A failure here is a storage failure and ends the
+   * session; the `withheld` event has been emitted by then.
    */
-  noteWithheld?(events: readonly WithheldEvent[]): Promise<readonly WithheldEvent[]>
+  noteWithheld?(events: readonly WithheldEvent[]): Promise<void>
   /** Apply what `ingest` put off (`more`): the peer's catch-up is complete, or the session closed. */
   applyHeld?(): void
   /** Calls back with the events whenever some are applied locally, whatever their origin. */
@@ -92,6 +93,8 @@ export class SyncSession {
   private peerVector: VersionVector | undefined
   private sendSeq = 0
   private inFlight = 0
+  /** Frames sent and not acknowledged yet, by seq: an ack's `withheld` may name only their events. */
+  private readonly framesInFlight = new Map<number, readonly WireEvent[]>()
   private pumping = false
   private pumpAgain = false
   /** Events applied while a send ran, in apply order: sent after it. */
@@ -179,15 +182,24 @@ export class SyncSession {
       case 'events':
         await this.receiveEvents(message.seq, message.events)
         return
-      case 'ack':
+      case 'ack': {
+        const frame = this.framesInFlight.get(message.seq)
+        // An ack of nothing in flight acknowledges nothing: it neither opens the window nor says
+        // anything of events this side did not send in that frame.
+        if (frame === undefined) return
+        this.framesInFlight.delete(message.seq)
         if (message.withheld) {
-          const events = this.endpoint.noteWithheld ? await this.endpoint.noteWithheld(message.withheld) : message.withheld
-          if (events.length > 0) this.listeners.emit('withheld', { events })
+          const events = this.ownWithheld(frame, message.withheld)
+          if (events.length > 0) {
+            this.listeners.emit('withheld', { events })
+            await this.endpoint.noteWithheld?.(events)
+          }
         }
         if (this.inFlight > 0) this.inFlight--
         this.windowOpen?.()
         this.checkSynced()
         return
+      }
       case 'withdraw':
         if (!this.endpoint.withdraw) throw new ProtocolError('UNEXPECTED_FRAME', 'only a relay withdraws records, from a scoped reader', { frame: 'withdraw' })
         this.listeners.emit('withdrawn', { records: await this.endpoint.withdraw(message.records) })
@@ -314,7 +326,9 @@ export class SyncSession {
       if (this.closed) return
       this.inFlight++
       this.largestSent = Math.max(this.largestSent, frame.length)
-      await this.send({ type: 'events', seq: ++this.sendSeq, events: frame })
+      const seq = ++this.sendSeq
+      this.framesInFlight.set(seq, frame)
+      await this.send({ type: 'events', seq, events: frame })
       this.listeners.emit('sent', { events: frame.length })
     }
     // Everything handed over moves the peer's vector: a later pump sends only what is new.
@@ -324,6 +338,17 @@ export class SyncSession {
       await this.send({ type: 'caught-up' })
     }
     this.checkSynced()
+  }
+
+  /** The reported events that the acknowledged frame carried, each once, in the report's order. */
+  private ownWithheld(frame: readonly WireEvent[], reported: readonly WithheldEvent[]): WithheldEvent[] {
+    const sent = new Set(frame.map((event) => this.crypto.sha256Hex(event.header)))
+    const out: WithheldEvent[] = []
+    for (const event of reported) {
+      if (!sent.delete(event.event)) continue
+      out.push(event)
+    }
+    return out
   }
 
   get synced(): boolean {

@@ -148,6 +148,7 @@ describe('cairn sync through cairn serve', () => {
     expect(table.slice(1)).toHaveLength(3)
     expect(table[1]).toMatch(/memory\.create\s+episode ep_\w+\s+ws:\/\/.+ \d{4}-\d\d-\d\dT.+Z\s+record ep_\w+ is outside the token's scope or does not exist here$/)
     expect(ok(await run(['withheld', '--dir', owner.dir])).stdout).toBe('no write of this replica is withheld: every relay it synced with took all it sent\n')
+    expectOneLineError(await run(['withheld', '--dir', path.join(await tempDir(), 'nowhere')]), 1, 'NOT_INITIALIZED')
   })
 
   it('a reader given a token with another scope gets the new scope\'s records and is told what was withdrawn', async () => {
