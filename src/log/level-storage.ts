@@ -151,15 +151,30 @@ export class LevelLogStorage implements LogStorage {
     }
   }
 
+  /**
+   * Reads the next batch while the caller works on this one: a whole-index scan (an export reads
+   * every view) otherwise waits on LevelDB's thread between batches, ~10% of its time.
+   */
   async *valueBatches(range: StorageRange): AsyncIterable<readonly Uint8Array[]> {
     const iterator = await this.guard(async () => this.db.values({ ...range, highWaterMarkBytes: BATCH_READ_AHEAD_BYTES }))
+    const read = (): Promise<Uint8Array[]> => {
+      const next = this.guard(() => iterator.nextv(BATCH_VALUES))
+      // Handled here so a failure while the caller works is not an unhandled rejection; it is
+      // thrown where the batch is awaited.
+      next.catch(() => undefined)
+      return next
+    }
+    let pending = read()
     try {
       for (;;) {
-        const batch = await this.guard(() => iterator.nextv(BATCH_VALUES))
+        const batch = await pending
         if (batch.length === 0) return
+        pending = read()
         yield this.copyValues ? batch.map((value) => Uint8Array.from(value)) : batch
       }
     } finally {
+      // An iterator closes only between reads.
+      await pending.catch(() => undefined)
       await iterator.close()
     }
   }
