@@ -32,6 +32,9 @@ function daysInMonth(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31
 }
 
+/** The last second formatted: a batch of writes formats the same "now" once per record. */
+let lastFormatted = { seconds: Number.NaN, text: '' }
+
 function badTimestamp(message: string, field: string): never {
   throw new InputError('BAD_TIMESTAMP', message, { field })
 }
@@ -44,8 +47,42 @@ function badTimestamp(message: string, field: string): never {
 export function formatTimestamp(ms: number, field = 'timestamp'): string {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) badTimestamp(`expected milliseconds since the epoch, got ${describeValue(ms)}`, field)
   const seconds = Math.floor(ms / 1000) * 1000
+  if (seconds === lastFormatted.seconds) return lastFormatted.text
   if (seconds < MIN_MS || seconds > MAX_MS) badTimestamp(`${describeValue(ms)} ms is outside the years 0000–9999`, field)
-  return new Date(seconds).toISOString().slice(0, 19) + 'Z'
+  const text = new Date(seconds).toISOString().slice(0, 19) + 'Z'
+  lastFormatted = { seconds, text }
+  return text
+}
+
+
+const DIGIT_0 = 0x30
+
+/** The number the ASCII digits at `start`…`end` (exclusive) spell, or -1 when one is not a digit. */
+function digitsAt(value: string, start: number, end: number): number {
+  let out = 0
+  for (let i = start; i < end; i++) {
+    const digit = value.charCodeAt(i) - DIGIT_0
+    if (digit < 0 || digit > 9) return -1
+    out = out * 10 + digit
+  }
+  return out
+}
+
+/**
+ * Whether `value` is already canonical: `YYYY-MM-DDTHH:MM:SSZ`, a calendar date, a time of day
+ * and no leap second. Normalizing such a value gives it back, so most stored and imported
+ * timestamps skip the regular expression and the Date round trip.
+ */
+function isCanonicalTimestamp(value: string): boolean {
+  if (value.length !== 20 || value[4] !== '-' || value[7] !== '-' || value[10] !== 'T' || value[13] !== ':' || value[16] !== ':' || value[19] !== 'Z') return false
+  const year = digitsAt(value, 0, 4)
+  const month = digitsAt(value, 5, 7)
+  const day = digitsAt(value, 8, 10)
+  const hour = digitsAt(value, 11, 13)
+  const minute = digitsAt(value, 14, 16)
+  const second = digitsAt(value, 17, 19)
+  return year >= 0 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) &&
+    hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59 && second >= 0 && second <= 59
 }
 
 /**
@@ -91,5 +128,6 @@ export function parseTimestamp(value: unknown, field = 'timestamp'): number {
  * @throws InputError WRONG_TYPE (not a string), BAD_TIMESTAMP
  */
 export function normalizeTimestamp(value: unknown, field = 'timestamp'): string {
+  if (typeof value === 'string' && isCanonicalTimestamp(value)) return value
   return formatTimestamp(parseTimestamp(value, field), field)
 }

@@ -19,7 +19,27 @@ function codeOf(run: () => unknown): string | undefined {
 
 const two = (n: number): string => String(n).padStart(2, '0')
 
+/** Normalizing as the regular expression and Date do it, without the canonical-form shortcut. */
+function normalizeSlowly(value: string): string {
+  return formatTimestamp(parseTimestamp(value, 'at'), 'at')
+}
+
 describe('normalizeTimestamp', () => {
+  it('gives what parsing and formatting give for any text of the canonical shape (its shortcut changes nothing)', () => {
+    const digits = (length: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: length, maxLength: length })
+    // Random digits in every place (impossible months, days, hours and leap seconds included),
+    // and now and then a wrong separator or a lower-case letter.
+    const shaped = fc.tuple(digits(4), digits(2), digits(2), digits(2), digits(2), digits(2), fc.constantFrom('T', 'T', 'T', 't', ' '), fc.constantFrom('Z', 'Z', 'Z', 'z', '+'))
+      .map(([year, month, day, hour, minute, second, t, z]) => `${year}-${month}-${day}${t}${hour}:${minute}:${second}${z}`)
+    const plausible = fc.date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true })
+      .map((date) => date.toISOString().slice(0, 19) + 'Z')
+    fc.assert(fc.property(fc.oneof(shaped, plausible), (value) => {
+      const slow = codeOf(() => normalizeSlowly(value)) ?? normalizeSlowly(value)
+      const fast = codeOf(() => normalizeTimestamp(value, 'at')) ?? normalizeTimestamp(value, 'at')
+      expect(fast, value).toBe(slow)
+    }), { numRuns: 3000 })
+  })
+
   it.each([
     ['2023-11-14T22:13:20Z', '2023-11-14T22:13:20Z'],
     ['2023-11-14t22:13:20z', '2023-11-14T22:13:20Z'],
