@@ -47,17 +47,22 @@ export interface WithheldReport {
 /** Notes are read from the log and written this many at a time, yielding between: a 5,000-event ack stays responsive. */
 const NOTE_CHUNK = 256
 
+/** Schemes whose URLs have a host: their user info and query are dropped from a relay's name. */
+const HOST_SCHEMES = new Set(['ws:', 'wss:', 'http:', 'https:'])
+
 /**
- * The relay as a note keeps it: scheme, host and path of its URL. User info (a password) and the
- * query are dropped; a URL that does not parse is kept as given.
+ * The relay as a note keeps it: scheme, host and path of its URL, so user info (a password), the
+ * query and the fragment are not kept. Other text is kept as given, with any lone surrogate
+ * replaced (U+FFFD), so it always encodes.
  */
 export function relayName(url: string): string {
   try {
     const parsed = new URL(url)
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`
+    if (HOST_SCHEMES.has(parsed.protocol)) return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`
   } catch {
-    return url
+    // Not a URL: kept as given.
   }
+  return url.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
 }
 
 function noteKey(space: string, event: string, relayHash: string): string {
@@ -96,7 +101,10 @@ function decodeNote(key: string, bytes: Uint8Array): WithheldWrite {
 export async function noteWithheld(
   storage: LogStorage, log: SpaceLog, author: string, relay: string, relayHash: string, reports: readonly WithheldReport[], now: number,
 ): Promise<WithheldWrite[]> {
-  const unique = [...new Map(reports.map((report) => [report.event, report])).values()]
+  // A relay's first word on an event stands, within one report as across them.
+  const first = new Map<string, WithheldReport>()
+  for (const report of reports) if (!first.has(report.event)) first.set(report.event, report)
+  const unique = [...first.values()]
   const taken: WithheldWrite[] = []
   for (let start = 0; start < unique.length; start += NOTE_CHUNK) {
     if (start > 0) await new Promise((resolve) => setImmediate(resolve))

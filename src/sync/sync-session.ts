@@ -191,8 +191,14 @@ export class SyncSession {
         if (message.withheld) {
           const events = this.ownWithheld(frame, message.withheld)
           if (events.length > 0) {
-            this.listeners.emit('withheld', { events })
-            await this.endpoint.noteWithheld?.(events)
+            // Noted first, so a listener reading the notes finds these; reported even if noting
+            // fails (a storage failure, which then ends the session).
+            try {
+              await this.endpoint.noteWithheld?.(events)
+            } finally {
+              this.listeners.emit('withheld', { events })
+            }
+            if (this.closed) return
           }
         }
         if (this.inFlight > 0) this.inFlight--

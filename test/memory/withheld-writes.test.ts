@@ -62,9 +62,18 @@ describe('withheld writes', () => {
     await new Promise((resolve) => setTimeout(resolve, 5))
     expect(await memory.noteWithheld(RELAY, [denied(event, 'second')])).toEqual([])
     expect(await memory.withheld()).toEqual([first])
+    // Within one report as well: the first word on an event stands.
+    const other = await memory.remember({ kind: 'episode', summary: 'kept here too' })
+    const otherEvent = lastEvent(memory)
+    await memory.noteWithheld(RELAY, [denied(otherEvent, 'said first'), denied(otherEvent, 'said again')])
+    expect((await memory.withheld()).find((note) => note.record?.id === other)?.message).toBe('said first')
     await memory.noteWithheld(OTHER_RELAY, [denied(event, 'from the other relay')])
-    const listed = await memory.withheld()
+    const listed = (await memory.withheld()).filter((note) => note.event === event)
     expect(listed.map((note) => [note.relay, note.message]).sort()).toEqual([[RELAY, 'first'], [OTHER_RELAY, 'from the other relay']])
+    // A relay named by text that is no URL is kept as given, made encodable.
+    for (const [name, kept] of [['foo:bar', 'foo:bar'], ['relay \uD800', 'relay \uFFFD']]) {
+      expect((await memory.noteWithheld(name as string, [denied(event)])).map((note) => note.relay)).toEqual([kept])
+    }
     await memory.close()
   })
 

@@ -95,6 +95,18 @@ describe('a withheld list in an ack', () => {
     await memory.close()
   })
 
+  it('is noted before it is reported, so a listener finds it in memory.withheld()', async () => {
+    const memory = await Memory.open()
+    await memory.remember({ kind: 'episode', summary: 'a private note' })
+    const { session, seq, ids, ack } = await sentFrame(memory)
+    const seen: number[] = []
+    session.on('withheld', () => void memory.withheld().then((notes) => seen.push(notes.length)))
+    await ack(seq, [denied(ids[ids.length - 1] as string)])
+    await until(() => seen.length === 1)
+    expect(seen).toEqual([1])
+    await memory.close()
+  })
+
   it('is reported even for an event forgotten meanwhile, which is not noted', async () => {
     const memory = await Memory.open()
     const id = await memory.remember({ kind: 'episode', summary: 'forgotten before the ack came' })
