@@ -28,9 +28,9 @@ class FakeTransport implements Transport {
 const denied = (event: string): WithheldEvent => ({ event, code: 'PERMISSION_DENIED', message: 'record is outside the token\'s scope or does not exist here' })
 
 /** A writer's session with its events sent to the "relay" in one frame: the frame's seq and its events' ids. */
-async function sentFrame(memory: Memory, relay = 'ws://127.0.0.1:7357') {
+async function sentFrame(memory: Memory, relay = 'ws://127.0.0.1:7357', endpoint = new MemoryEndpoint(memory, { scoped: true, relay })) {
   const transport = new FakeTransport()
-  const session = new SyncSession(transport, new MemoryEndpoint(memory, { scoped: true, relay }), memory.crypto)
+  const session = new SyncSession(transport, endpoint, memory.crypto)
   const reported: WithheldEvent[][] = []
   let closed: { error?: unknown } | undefined
   session.on('withheld', ({ events }) => reported.push([...events]))
@@ -104,6 +104,31 @@ describe('a withheld list in an ack', () => {
     await ack(seq, [denied(ids[ids.length - 1] as string)])
     await until(() => seen.length === 1)
     expect(seen).toEqual([1])
+    await memory.close()
+  })
+
+  it('does not make a session that closed while it was noted report synced', async () => {
+    const memory = await Memory.open()
+    await memory.remember({ kind: 'episode', summary: 'a private note' })
+    // Noting waits until the test lets it go; meanwhile the session closes (the connection dropped).
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const endpoint = new MemoryEndpoint(memory, { scoped: true, relay: 'ws://127.0.0.1:7357' })
+    const note = endpoint.noteWithheld.bind(endpoint)
+    endpoint.noteWithheld = async (events) => {
+      await gate
+      return note(events)
+    }
+    const { session, seq, ids } = await sentFrame(memory, undefined, endpoint)
+    let synced = false
+    session.on('synced', () => (synced = true))
+    session.receive(encodeMessage({ type: 'caught-up' }))
+    session.receive(encodeMessage({ type: 'ack', seq, withheld: [denied(ids[ids.length - 1] as string)] }))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    session.close()
+    release()
+    await session.drain()
+    expect(synced).toBe(false)
     await memory.close()
   })
 
