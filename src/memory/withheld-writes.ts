@@ -31,7 +31,7 @@ export interface WithheldWrite {
   /** The relay's reason, as a refusal would have given it (`PERMISSION_DENIED` and its text). */
   readonly code: string
   readonly message: string
-  /** The URL of the relay, as this replica synced with it. */
+  /** The relay's URL as this replica synced with it, without user info, query or fragment (relayName). */
   readonly relay: string
   /** When this replica learned it (ms since the epoch). */
   readonly at: number

@@ -54,7 +54,6 @@ export function formatTimestamp(ms: number, field = 'timestamp'): string {
   return text
 }
 
-
 const DIGIT_0 = 0x30
 
 /** The number the ASCII digits at `start`…`end` (exclusive) spell, or -1 when one is not a digit. */

@@ -189,7 +189,7 @@ export class SyncSession {
         if (frame === undefined) return
         this.framesInFlight.delete(message.seq)
         if (message.withheld) {
-          const events = this.ownWithheld(frame, message.withheld)
+          const events = this.withheldOfFrame(frame, message.withheld)
           if (events.length > 0) {
             // Noted first, so a listener reading the notes finds these; reported even if noting
             // fails (a storage failure, which then ends the session).
@@ -347,7 +347,7 @@ export class SyncSession {
   }
 
   /** The reported events that the acknowledged frame carried, each once, in the report's order. */
-  private ownWithheld(frame: readonly WireEvent[], reported: readonly WithheldEvent[]): WithheldEvent[] {
+  private withheldOfFrame(frame: readonly WireEvent[], reported: readonly WithheldEvent[]): WithheldEvent[] {
     const sent = new Set(frame.map((event) => this.crypto.sha256Hex(event.header)))
     const out: WithheldEvent[] = []
     for (const event of reported) {
