@@ -38,11 +38,7 @@ export interface WithheldWrite {
 }
 
 /** What a relay reported: the event and its reason (`ack.withheld`, sync/messages.ts). */
-export interface WithheldReport {
-  readonly event: string
-  readonly code: string
-  readonly message: string
-}
+export type WithheldReport = Pick<WithheldWrite, 'event' | 'code' | 'message'>
 
 /** Notes are read from the log and written this many at a time, yielding between: a 5,000-event ack stays responsive. */
 const NOTE_CHUNK = 256
