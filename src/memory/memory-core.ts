@@ -91,10 +91,13 @@ export class MemoryCore {
   /**
    * Runs `task` in the background after the background work already tracked (so it sees its
    * result), and tracks it in turn. If that work failed, so does this (the failure surfaces).
+   * Returns the run (already handled: ignoring it leaves no unhandled rejection).
    */
-  trackAfter(task: () => Promise<unknown>): void {
+  trackAfter(task: () => Promise<unknown>): Promise<unknown> {
     const previous = this.pending
-    this.track(previous ? previous.then(task) : task())
+    const run = previous ? previous.then(task) : task()
+    this.track(run)
+    return run
   }
 
   /** Appends entries (one event, or one atomic signed batch) and projects them before returning. */

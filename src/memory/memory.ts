@@ -589,10 +589,18 @@ export class Memory {
     return result
   }
 
-  /** Starts applying, in the background, events the log holds and the records do not show yet (see `ingestDeferred`). */
-  applyPending(): void {
+  /**
+   * Starts applying, in the background, events the log holds and the records do not show yet (see `ingestDeferred`).
+   * @returns resolves (never rejects; a failure surfaces on the next read) once that is done and
+   *   the deletions it showed were inferred are named, on a replica holding `admin`, which then
+   *   appends events; at once on any other replica, which appends nothing (a one-shot sync waits
+   *   for this to send those events before it closes)
+   */
+  applyPending(): Promise<void> {
     this.core.catchUpInBackground()
-    this.core.trackAfter(() => this.nameDeletions())
+    const run = this.core.trackAfter(() => this.nameDeletions())
+    const names = !this.core.projection.features.onDemand && this.engine.log.rightsOf(this.author).includes('admin')
+    return names ? run.then(() => undefined, () => undefined) : Promise.resolve()
   }
 
   /**

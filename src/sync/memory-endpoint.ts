@@ -53,8 +53,9 @@ export class MemoryEndpoint implements SyncEndpoint {
     await this.memory.ingestDeferred(envelopes, { ...(deadline === undefined ? {} : { deadline }), ...(more ? { more } : {}) })
   }
 
-  applyHeld(): void {
-    this.memory.applyPending()
+  /** Resolves once the records caught up and an admin replica named what they showed deleted (events for the relay). */
+  applyHeld(): Promise<void> {
+    return this.memory.applyPending()
   }
 
   onApplied(listener: (envelopes: readonly EventEnvelope[]) => void): () => void {

@@ -4,8 +4,9 @@
  * from the version vectors, so nothing is lost or applied twice. Refusals that retrying cannot
  * fix (a bad token, a forged proof, an unknown space) end it with status `error`.
  *
- * Status: connecting → catching-up → live (or closed, once caught up, when `live` is false);
- * `error` after a fatal refusal; `closed` after close().
+ * Status: connecting → catching-up → live (or closed, once caught up, when `live` is false:
+ * after the `finishing` event, once what the catch-up appended here is acknowledged); `error`
+ * after a fatal refusal; `closed` after close().
  */
 import WebSocket from 'ws'
 import { assertBoolean, assertInteger, assertNonEmptyString, assertOptions } from '../assert.js'
@@ -83,6 +84,11 @@ export interface SyncClientEvents {
    */
   withheld: { readonly events: readonly WithheldEvent[] }
   sent: { readonly events: number }
+  /**
+   * A one-shot sync (`live: false`) is caught up both ways; it now sends what that set off here
+   * (an admin naming the deletions it inferred) and closes once the relay has acknowledged it.
+   */
+  finishing: undefined
   [name: string]: unknown
 }
 
@@ -322,18 +328,32 @@ export class SyncClient {
     })
     session.on('sent', (payload) => this.listeners.emit('sent', payload))
     session.on('withheld', (payload) => this.listeners.emit('withheld', payload))
+    let finishing = false
+    const finish = (): void => {
+      if (this.stopped) return
+      this.stopped = true
+      this.setStatus('closed')
+      transport.close(CLOSE_NORMAL, 'done')
+    }
     session.on('synced', () => {
       this.attempt = 0
       // What this replica holds now matches this access; a later sync with another asks again.
       void this.memory.log.setLocalSetting(SYNCED_ACCESS_SETTING, access).catch(() => undefined)
       if (this.options.live === false) {
-        this.stopped = true
-        this.setStatus('closed')
-        transport.close(CLOSE_NORMAL, 'done')
+        // What the catch-up set off may append events (an admin names the deletions it
+        // inferred): they go out, and are acknowledged, before the connection closes.
+        finishing = true
+        this.listeners.emit('finishing', undefined)
+        void session.finish().then(finish)
       } else this.setStatus('live')
     })
     session.on('closed', ({ error }) => {
-      if (error && !this.stopped) this.dropped(error)
+      // Synced already: a drop while finishing ends the sync instead of starting it again, and
+      // what was left to send goes with the next one.
+      if (finishing) {
+        if (error && !this.stopped) this.listeners.emit('error', error)
+        finish()
+      } else if (error && !this.stopped) this.dropped(error)
     })
     void session.start().catch((error: unknown) => this.dropped(error))
     return session

@@ -68,8 +68,13 @@ export interface SyncEndpoint {
    * session; the `withheld` event has been emitted by then.
    */
   noteWithheld?(events: readonly WithheldEvent[]): Promise<void>
-  /** Apply what `ingest` put off (`more`): the peer's catch-up is complete, or the session closed. */
-  applyHeld?(): void
+  /**
+   * Apply what `ingest` put off (`more`): the peer's catch-up is complete, or the session closed.
+   * May return a promise (never rejecting) of the work that follows and may append events for
+   * the peer, such as an admin replica naming the deletions it inferred: a one-shot session
+   * waits for it (`finish`).
+   */
+  applyHeld?(): Promise<void> | void
   /** Calls back with the events whenever some are applied locally, whatever their origin. */
   onApplied(listener: (envelopes: readonly EventEnvelope[]) => void): () => void
 }
@@ -105,6 +110,12 @@ export class SyncSession {
   private closed = false
   private inbox: Promise<void> = Promise.resolve()
   private windowOpen: (() => void) | undefined
+  /** What applying the peer's catch-up set off here (`SyncEndpoint.applyHeld`). */
+  private heldApplied: Promise<void> | void = undefined
+  /** Waiting for nothing to be left to send or acknowledge, or for the close (`whenIdle`). */
+  private idleWaiters: (() => void)[] = []
+  /** Waiting for the close. */
+  private closeWaiters: (() => void)[] = []
   private readonly stopApplied: () => void
 
   /** The most events per frame the peer asked for (`want.maxFrameEvents`). */
@@ -158,6 +169,8 @@ export class SyncSession {
     this.stopApplied()
     this.endpoint.applyHeld?.()
     this.windowOpen?.()
+    this.checkIdle()
+    for (const resolve of this.closeWaiters.splice(0)) resolve()
     this.listeners.emit('closed', error ? { error } : {})
   }
 
@@ -204,6 +217,7 @@ export class SyncSession {
         if (this.inFlight > 0) this.inFlight--
         this.windowOpen?.()
         this.checkSynced()
+        this.checkIdle()
         return
       }
       case 'withdraw':
@@ -212,7 +226,7 @@ export class SyncSession {
         return
       case 'caught-up':
         this.peerCaughtUp = true
-        this.endpoint.applyHeld?.()
+        this.heldApplied = this.endpoint.applyHeld?.()
         this.listeners.emit('caught-up', undefined)
         this.checkSynced()
         return
@@ -306,6 +320,7 @@ export class SyncSession {
         this.pumpAgain = false
         this.schedulePump()
       } else if (meanwhile.length > 0) this.sendApplied(meanwhile)
+      this.checkIdle()
     })
   }
 
@@ -359,6 +374,35 @@ export class SyncSession {
 
   get synced(): boolean {
     return this.isSynced
+  }
+
+  /**
+   * For a one-shot sync, once synced: resolves when the work the peer's catch-up set off here is
+   * done (an admin replica naming the deletions it inferred appends events) and everything that
+   * appended has been sent and acknowledged, or as soon as the session closes. Never rejects.
+   * Events the peer pushes after its catch-up are not waited for.
+   */
+  async finish(): Promise<void> {
+    const closed = new Promise<void>((resolve) => {
+      if (this.closed) resolve()
+      else this.closeWaiters.push(resolve)
+    })
+    await Promise.race([Promise.resolve(this.heldApplied).catch(() => undefined), closed])
+    await this.whenIdle()
+  }
+
+  /** Resolves once nothing waits to be sent and every frame sent is acknowledged, or the session closed. */
+  private whenIdle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve)
+      this.checkIdle()
+    })
+  }
+
+  private checkIdle(): void {
+    if (this.idleWaiters.length === 0) return
+    if (!this.closed && (this.pumping || this.pumpAgain || this.appliedMeanwhile.length > 0 || this.inFlight > 0)) return
+    for (const resolve of this.idleWaiters.splice(0)) resolve()
   }
 
   private checkSynced(): void {

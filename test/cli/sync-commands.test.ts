@@ -10,7 +10,8 @@
  * without the process adapter and much faster than spawning tsx.
  */
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { Memory } from '../../src/index.js'
 import { tempDir } from '../helpers/cli-home.js'
 import { freePort, runCliInProcess as run, startCli, type RunningCli } from '../helpers/cli-process.js'
 import { runCli, type ProcessResult } from '../helpers/run-cli.js'
@@ -92,6 +93,22 @@ describe('cairn sync through cairn serve', () => {
     const back = ok(await run(['sync', relay.url, '--dir', owner.dir, '--json']))
     expect(JSON.parse(back.stdout)).toMatchObject({ url: relay.url, received: 1, sent: 0 })
     expect((await records(owner)).map((record) => record.id)).toContain(written)
+  })
+
+  it('a one-time sync that caught up both ways exits 0 when what it wrote afterwards is not acknowledged within --timeout', async () => {
+    const owner = await newOwner()
+    ok(await run(['remember', '--dir', owner.dir, 'a note before the sync']))
+    // The owner, an admin, finishes by naming what its catch-up showed deleted: here that never ends.
+    const slow = vi.spyOn(Memory.prototype, 'applyPending').mockImplementation(() => new Promise<void>(() => undefined))
+    try {
+      const started = Date.now()
+      const result = ok(await run(['sync', relay.url, '--dir', owner.dir, '--timeout', '1']))
+      expect(result.stdout).toMatch(/^synced with /)
+      expect(result.stderr).toContain('caught up both ways; events written here after the catch-up were not all acknowledged within 1 s: the next sync sends them')
+      expect(Date.now() - started).toBeLessThan(10_000)
+    } finally {
+      slow.mockRestore()
+    }
   })
 
   it('a token scoped to preferences syncs only preferences', async () => {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Memory } from '../../src/memory/index.js'
 import type { SyncClient } from '../../src/sync/sync-client.js'
 import {
-  download, eventsOf, openOwner, openReplica, startRelay, startSync, storeText, Teardown, tokenFor, waitFor,
+  download, eventsOf, openOwner, openReplica, sleep, startRelay, startSync, storeText, Teardown, tokenFor, waitFor,
 } from '../helpers/sync-fixtures.js'
 
 const teardown = new Teardown()
@@ -126,6 +126,64 @@ describe('deletion over sync', () => {
     expect(relayCopy.versionVector()).toEqual(owner.versionVector())
     await expectErased(relayCopy, [episode, fact], created, 'relay')
     expect(await writer.digest()).toBe(await owner.digest())
+  })
+
+  it('a one-shot sync sends the deletes an admin names at the end of its catch-up before it closes', async () => {
+    const relay = await startRelay(teardown)
+    const owner = await openOwner(teardown)
+    const writer = await openReplica(teardown, owner, { grant: true })
+    const token = tokenFor(owner, writer, { all: true }, ['read', 'write'])
+    const once = async (memory: Memory, options: { token?: string } = {}): Promise<void> => {
+      const client = await startSync(teardown, memory, relay.url, { ...options, live: false })
+      const seen: string[] = []
+      client.on('finishing', () => seen.push('finishing'))
+      client.on('status', (status) => seen.push(status))
+      await client.synced()
+      expect(seen.slice(-2)).toEqual(['finishing', 'closed'])
+    }
+    const episode = await owner.remember({ kind: 'episode', summary: 'the zanzibar itinerary' })
+    await once(owner)
+    await once(writer, { token })
+    await owner.forget(episode)
+    const fact = await writer.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'visits', object: 'pemba' })
+    const created = await eventsOf(writer, fact)
+    await once(writer, { token })
+    // The owner finds the fact deleted through its episode as its catch-up ends, and names it:
+    // the relay has that delete once the one-shot sync is done.
+    await once(owner)
+    expect(await owner.status(fact)).toBe('deleted')
+    const relayCopy = await download(teardown, relay.url, owner)
+    expect(relayCopy.versionVector()).toEqual(owner.versionVector())
+    await expectErased(relayCopy, [episode, fact], created, 'relay')
+    await once(writer, { token })
+    await expectErased(writer, [episode, fact], created, 'writer')
+  })
+
+  it('a one-shot sync whose connection drops while it finishes ends synced, without connecting again', async () => {
+    const relay = await startRelay(teardown)
+    const owner = await openOwner(teardown)
+    const writer = await openReplica(teardown, owner, { grant: true })
+    const token = tokenFor(owner, writer, { all: true }, ['read', 'write'])
+    await (await startSync(teardown, owner, relay.url, { live: false })).synced()
+    await (await startSync(teardown, writer, relay.url, { token, live: false })).synced()
+    await writer.remember({ kind: 'episode', summary: 'the zanzibar itinerary' })
+    await (await startSync(teardown, writer, relay.url, { token, live: false })).synced()
+    // The owner, an admin, finishes by bringing its records up to date and naming what they show
+    // deleted; here that takes a while, and the relay goes away meanwhile.
+    const applyPending = owner.applyPending.bind(owner)
+    owner.applyPending = () => applyPending().then(() => sleep(400))
+    const client = await startSync(teardown, owner, relay.url, { live: false })
+    const seen: string[] = []
+    client.on('status', (status) => seen.push(status))
+    client.on('finishing', () => {
+      seen.push('finishing')
+      void relay.stop()
+    })
+    await client.synced()
+    await sleep(300)
+    expect(seen.slice(seen.indexOf('finishing'))).toEqual(['finishing', 'closed'])
+    expect(client.status).toBe('closed')
+    expect(owner.versionVector()).toEqual(writer.versionVector())
   })
 
   it('a peer that joins after the deletion never receives the content', async () => {

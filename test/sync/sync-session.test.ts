@@ -124,7 +124,7 @@ describe('live push', () => {
 
 describe('live push while a send is in flight', () => {
   /** A transport whose `events` sends stay pending until released, and an endpoint whose log reads are counted. */
-  function harness() {
+  function harness(options: { heldWork?: Promise<void> } = {}) {
     const sent: Message[] = []
     const held: (() => void)[] = []
     const socket = { buffered: 0 }
@@ -162,6 +162,7 @@ describe('live push while a send is in flight', () => {
       },
       applyHeld: () => {
         appliedHeldCount++
+        return options.heldWork
       },
       onApplied: (listener) => {
         applied = listener
@@ -248,6 +249,50 @@ describe('live push while a send is in flight', () => {
     expect(deadlines[0]).toBeGreaterThanOrEqual(before + MAX_FRAME_APPLY_MS)
     expect(deadlines[0]).toBeLessThanOrEqual(Date.now() + MAX_FRAME_APPLY_MS)
     session.close()
+  })
+
+  it('finishes (one-shot) once the work the catch-up set off is done and what it appended is sent and acknowledged', async () => {
+    const memory = await MemoryClass.open({ name: 'finish' })
+    teardown.add(2, () => memory.close())
+    await memory.remember({ kind: 'episode', summary: 'appended after the catch-up' })
+    const appended = await memory.log.envelopesSince({}, { signatures: 'stored' })
+    let workDone = (): void => undefined
+    const { session, sent, held, apply } = harness({ heldWork: new Promise<void>((resolve) => { workDone = resolve }) })
+    let synced = false
+    session.on('synced', () => { synced = true })
+    await session.start()
+    session.receive(encodeMessage({ type: 'want', vector: {} }))
+    session.receive(encodeMessage({ type: 'caught-up' }))
+    await waitFor(() => synced, 'the session to be synced')
+    let finished = false
+    void session.finish().then(() => { finished = true })
+    // The work (an admin naming deletions) appends events: they go out as a live push.
+    apply(appended)
+    await waitFor(() => held.length === 1, 'the frame of what was appended')
+    await sleep(20)
+    expect(finished).toBe(false)
+    workDone()
+    ;(held.shift() as () => void)()
+    await sleep(20)
+    expect(finished).toBe(false) // sent, not acknowledged yet
+    const frame = sent.find((message): message is Extract<Message, { type: 'events' }> => message.type === 'events')
+    session.receive(encodeMessage({ type: 'ack', seq: (frame as { seq: number }).seq }))
+    await waitFor(() => finished, 'finish to resolve after the acknowledgement')
+    session.close()
+  })
+
+  it('finishes at once when the session closes, whatever is still pending', async () => {
+    const { session } = harness({ heldWork: new Promise<void>(() => undefined) })
+    await session.start()
+    session.receive(encodeMessage({ type: 'want', vector: {} }))
+    session.receive(encodeMessage({ type: 'caught-up' }))
+    await sleep(20)
+    let finished = false
+    void session.finish().then(() => { finished = true })
+    await sleep(20)
+    expect(finished).toBe(false)
+    session.close()
+    await waitFor(() => finished, 'finish to resolve on close')
   })
 
   it('tells the endpoint more frames follow until the peer is caught up, and to apply what it held then and on close', async () => {

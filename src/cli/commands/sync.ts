@@ -61,12 +61,25 @@ async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeo
   const progress = new SyncProgress(client, context.stderr, PROGRESS_INTERVAL_MS, (totals) => `catching up: ${totals.received} received, ${totals.sent} sent\n`)
   const stop = watchForStop(context)
   let timer: NodeJS.Timeout | undefined
+  const deadline = (): Promise<'timeout'> => new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs) })
+  const finishing = new Promise<'finishing'>((resolve) => client.on('finishing', () => resolve('finishing')))
   try {
-    const result = await Promise.race([
+    let result = await Promise.race([
       outcome.done.then(() => 'synced' as const),
-      new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs) }),
+      deadline(),
       stop.stopped.then(() => 'stopped' as const),
+      finishing,
     ])
+    if (result === 'finishing') {
+      // Caught up both ways: what that appended here (an admin's named deletions) gets a
+      // --timeout of its own, and if it is not acknowledged by then, the next sync sends it.
+      clearTimeout(timer)
+      result = await Promise.race([outcome.done.then(() => 'synced' as const), deadline(), stop.stopped.then(() => 'stopped' as const)])
+      if (result === 'timeout') {
+        await context.stderr.write(`caught up both ways; events written here after the catch-up were not all acknowledged within ${timeoutMs / 1000} s: the next sync sends them\n`)
+        result = 'synced'
+      }
+    }
     if (result === 'timeout') {
       const why = outcome.lastError ? `last problem: ${outcome.lastError.message}` : `still catching up (${progress.totals.received} received, ${progress.totals.sent} sent)`
       throw new ProtocolError('SYNC_TIMEOUT', `not synced within ${timeoutMs / 1000} s; ${why}`, { path: url })
@@ -156,7 +169,9 @@ given with --token or the CAIRN_TOKEN environment variable.
 Without --live, exits 0 once both sides are caught up and prints what moved and this replica's
 digest (with --json: {"digest", "received", "sent", "url"}); a long catch-up reports its
 progress on stderr. Connection failures are retried until --timeout (default ${DEFAULT_TIMEOUT_SECONDS} s),
-then it exits 1 with SYNC_TIMEOUT.
+then it exits 1 with SYNC_TIMEOUT. On an admin's home, the deletions the catch-up showed
+(records deleted with their parent elsewhere) are named and sent before it exits; that gets a
+--timeout of its own, past which the next sync sends them.
 
 With --live, keeps syncing until SIGINT (Ctrl-C) or SIGTERM, printing the events received and
 sent at most once a second (with --json, one JSON object per line), reconnecting with backoff
