@@ -18,7 +18,7 @@
 import { CLAIM_CLASSES, type ClaimClass, type RecordOperation } from '../crdt/index.js'
 import { CairnError } from '../errors.js'
 import type { EventBody, JsonValue } from '../log/index.js'
-import { fieldOf, isRecordKind, kindSpec, validatePatch, type RecordKind } from './kinds.js'
+import { fieldOf, isEmptyPatch, isRecordKind, kindSpec, readPatch, type RecordKind, type RecordPatch } from './kinds.js'
 
 export const MEMORY_OPS = {
   create: 'memory.create',
@@ -112,6 +112,42 @@ function decodeDerived(value: unknown): DerivedRecord[] | undefined {
   return out
 }
 
+/**
+ * A stored patch: `known` as its plain parts read (set, unset, add, remove, increment; unknown
+ * episode keys in `set` go to its ext), `whole` with the unknown keys the writer put apart (ext,
+ * unsetExt) added. @throws InputError for a part that is not a valid patch
+ */
+function decodePatch(kind: RecordKind, data: { readonly [key: string]: unknown }): { known: RecordPatch; whole: RecordPatch } {
+  const known = readPatch(kind, {
+    ...(data.set !== undefined ? { set: data.set } : {}),
+    ...(data.unset !== undefined ? { unset: data.unset } : {}),
+    ...(data.add !== undefined ? { add: data.add } : {}),
+    ...(data.remove !== undefined ? { remove: data.remove } : {}),
+    ...(data.increment !== undefined ? { increment: data.increment } : {}),
+  })
+  const ext = isObject(data.ext) ? data.ext : {}
+  const unsetExt = isStringArray(data.unsetExt) ? data.unsetExt : []
+  return { known, whole: { ...known, ext: { ...known.ext, ...ext }, unsetExt: [...known.unsetExt, ...unsetExt] } }
+}
+
+/**
+ * Whether a valid stored patch changes only the unknown keys its writer put apart (ext,
+ * unsetExt). Before projection layout 4 such a patch was read as empty and dropped, so a store
+ * whose log holds one is rebuilt (Projection.open).
+ */
+export function patchOnlyChangesSetApartKeys(body: EventBody): boolean {
+  if (body.op !== MEMORY_OPS.patch) return false
+  const data = body.data
+  if (!isObject(data) || !isRecordKind(data.kind) || typeof data.id !== 'string' || data.id.length === 0) return false
+  try {
+    const { known, whole } = decodePatch(data.kind, data)
+    return isEmptyPatch(known) && !isEmptyPatch(whole)
+  } catch (error) {
+    if (error instanceof CairnError) return false
+    throw error
+  }
+}
+
 /** Reads a memory operation from an event body; undefined when the body is not a valid one. */
 export function decodeMemoryOperation(body: EventBody): MemoryOperation | undefined {
   const data = body.data
@@ -127,16 +163,9 @@ export function decodeMemoryOperation(body: EventBody): MemoryOperation | undefi
         return { kind, id, operation: { type: 'create', fields: data.fields, texts, ...(data.ext ? { ext: data.ext } : {}) } }
       }
       case MEMORY_OPS.patch: {
-        const patch = validatePatch(kind, {
-          ...(data.set !== undefined ? { set: data.set } : {}),
-          ...(data.unset !== undefined ? { unset: data.unset } : {}),
-          ...(data.add !== undefined ? { add: data.add } : {}),
-          ...(data.remove !== undefined ? { remove: data.remove } : {}),
-          ...(data.increment !== undefined ? { increment: data.increment } : {}),
-        } as never)
-        const ext = isObject(data.ext) ? data.ext : {}
-        const unsetExt = isStringArray(data.unsetExt) ? data.unsetExt : []
-        return { kind, id, operation: { type: 'patch', ...patch, ext: { ...patch.ext, ...ext }, unsetExt: [...patch.unsetExt, ...unsetExt] } }
+        const { whole } = decodePatch(kind, data)
+        if (isEmptyPatch(whole)) return undefined
+        return { kind, id, operation: { type: 'patch', ...whole } }
       }
       case MEMORY_OPS.text: {
         const changes = decodeChanges(data.changes)

@@ -64,8 +64,11 @@ export interface ProjectionMeta {
  *      `metadata.cairn_derived` are in the reference index (q:r)
  *   3  deletions found through a parent that no event names are listed (q:u); a layout-2
  *      store gains the list from its states when it opens (no rebuild)
+ *   4  a patch that changes only unknown episode keys (ext) applies; before, it was read as
+ *      empty and dropped. A layout-3 store whose log holds such a patch is rebuilt when it
+ *      opens; any other only records the new layout
  */
-export const PROJECTION_LAYOUT = 3
+export const PROJECTION_LAYOUT = 4
 
 export function encodeMeta(meta: ProjectionMeta): Uint8Array {
   return packr.pack(meta)

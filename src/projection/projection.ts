@@ -13,7 +13,7 @@ import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
 import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
-import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS } from './operations.js'
+import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS, patchOnlyChangesSetApartKeys } from './operations.js'
 import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache, type CachedRecord } from './record-cache.js'
 import { TextIndex } from './text-index.js'
@@ -86,7 +86,10 @@ export class Projection {
     // or a rebuild that did not finish.
     const layout = projection.meta.layout ?? 1
     if (layout < 2 || projection.meta.rebuilding !== undefined) await projection.rebuild()
-    else if (layout < PROJECTION_LAYOUT) await projection.listUnnamedDeletions()
+    else {
+      if (layout < 3) await projection.listUnnamedDeletions()
+      if (layout < 4) await projection.applyDroppedPatches()
+    }
     if (!features.onDemand) {
       await projection.catchUp()
       await projection.resume()
@@ -110,9 +113,26 @@ export class Projection {
         writes = []
       }
     }
-    this.meta = { ...this.meta, layout: PROJECTION_LAYOUT }
+    this.meta = { ...this.meta, layout: 3 }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) })
     await this.storage.write(writes)
+  }
+
+  /**
+   * Layout 3 → 4: a patch that changes only unknown episode keys used to be dropped. If the
+   * events applied so far hold one, the store is rebuilt; otherwise only the layout is recorded
+   * (one read of the log, no write). A crash part way leaves layout 3, and the next open looks again.
+   */
+  private async applyDroppedPatches(): Promise<void> {
+    for await (const event of this.log.readApplied(0)) {
+      if (event.local > this.meta.cursor) break
+      if (event.body?.op === MEMORY_OPS.patch && patchOnlyChangesSetApartKeys(event.body)) {
+        await this.rebuild()
+        return
+      }
+    }
+    this.meta = { ...this.meta, layout: 4 }
+    await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
   }
 
   /**

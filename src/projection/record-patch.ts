@@ -120,6 +120,14 @@ function readSet(spec: KindSpec, input: unknown, out: RecordPatch): void {
     const label = fieldLabel(kind, name)
     const field = fieldOf(spec, name)
     if (field === undefined) {
+      // `metadata.key`: one key of a map field, as `unset` takes it.
+      const dot = name.indexOf('.')
+      const mapField = dot > 0 ? fieldOf(spec, name.slice(0, dot)) : undefined
+      if (mapField?.merge === 'map') {
+        checkOperation(mapField, 'set', label)
+        setMapEntries(out, mapField.name, { [name.slice(dot + 1)]: raw }, fieldLabel(kind, mapField.name))
+        continue
+      }
       if (!spec.hasExt) refuse('UNKNOWN_FIELD', `${kind} has no such field`, label)
       refuseKindField(name, label)
       setOwn(out.ext, name, readJsonValue(raw, label))
@@ -127,12 +135,7 @@ function readSet(spec: KindSpec, input: unknown, out: RecordPatch): void {
     }
     checkOperation(field, 'set', label)
     if (field.merge === 'map') {
-      const entries: Record<string, string> = {}
-      for (const [key, value] of ownEntries(assertObject(raw, label), label)) {
-        if (value === null) out.unset.push(`${name}.${key}`)
-        else if (value !== undefined) setOwn(entries, key, readString(value, fieldLabel(label, key)))
-      }
-      if (Object.keys(entries).length > 0) out.set[name] = entries
+      setMapEntries(out, name, assertObject(raw, label), label)
     } else if (raw === null) {
       if (field.required) refuse('WRONG_TYPE', 'null: a required field cannot be unset', label)
       out.unset.push(name)
@@ -142,6 +145,16 @@ function readSet(spec: KindSpec, input: unknown, out: RecordPatch): void {
       out.set[name] = value
     }
   }
+}
+
+/** Keys of a map field set (a string) or unset (null), added to what the patch sets of it already. */
+function setMapEntries(out: RecordPatch, name: string, entries: { readonly [key: string]: unknown }, label: string): void {
+  const set: Record<string, string> = { ...(out.set[name] as Record<string, string> | undefined) }
+  for (const [key, value] of ownEntries(entries, label)) {
+    if (value === null) out.unset.push(`${name}.${key}`)
+    else if (value !== undefined) setOwn(set, key, readString(value, fieldLabel(label, key)))
+  }
+  if (Object.keys(set).length > 0) out.set[name] = set
 }
 
 function readUnset(spec: KindSpec, input: unknown, out: RecordPatch): void {
@@ -215,6 +228,19 @@ function unique(items: string[]): string[] {
  *   OUT_OF_RANGE, UNMASKED_SECRET, NOT_JSON; LimitError TOO_DEEP
  */
 export function validatePatch(kind: RecordKind, changes: unknown): RecordPatch {
+  const normalized = readPatch(kind, changes)
+  if (isEmptyPatch(normalized)) refuse('EMPTY_PATCH', 'the patch changes nothing', 'patch')
+  return normalized
+}
+
+/** A patch that changes nothing, unknown keys (`ext`) included. */
+export function isEmptyPatch(patch: RecordPatch): boolean {
+  return [patch.set, patch.add, patch.remove, patch.increment, patch.ext].every((part) => Object.keys(part).length === 0) &&
+    patch.unset.length === 0 && patch.unsetExt.length === 0
+}
+
+/** `validatePatch` without the refusal of an empty patch (a stored patch may carry its unknown keys apart). */
+export function readPatch(kind: RecordKind, changes: unknown): RecordPatch {
   const spec = kindSpec(kind)
   const input = assertObject(changes, 'patch')
   assertKnownKeys(input, PATCH_KEYS, 'patch')
@@ -227,10 +253,5 @@ export function validatePatch(kind: RecordKind, changes: unknown): RecordPatch {
   if (increment !== undefined) readIncrement(spec, increment, out.increment)
   const normalized: RecordPatch = { ...out, unset: unique(out.unset), unsetExt: unique(out.unsetExt) }
   checkConflicts(kind, normalized)
-  const isEmpty =
-    [normalized.set, normalized.add, normalized.remove, normalized.increment, normalized.ext].every((part) => Object.keys(part).length === 0) &&
-    normalized.unset.length === 0 &&
-    normalized.unsetExt.length === 0
-  if (isEmpty) refuse('EMPTY_PATCH', 'the patch changes nothing', 'patch')
   return normalized
 }

@@ -119,7 +119,7 @@ describe('naming inferred deletions', () => {
 
   it('a store of layout 2 lists the deletions it kept when it opens, and its admin names them at the next ingest', async () => {
     const { LogStore, Identity } = await import('../../src/log/index.js')
-    const { decodeMeta, encodeMeta } = await import('../../src/projection/projection-codec.js')
+    const { decodeMeta, encodeMeta, PROJECTION_LAYOUT } = await import('../../src/projection/projection-codec.js')
     const { Memory: MemoryClass } = await import('../../src/memory/index.js')
     const store = await LogStore.open()
     const identity = Identity.generate()
@@ -144,7 +144,7 @@ describe('naming inferred deletions', () => {
     await store.storage.write([{ type: 'del', key: listed }, { type: 'put', key: metaKey, value: encodeMeta({ ...decodeMeta(await store.storage.get(metaKey)), layout: 2 }) }])
     const reopened = await MemoryClass.attach(store, log.space, identity)
     open.push(reopened)
-    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(3)
+    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(PROJECTION_LAYOUT)
     expect(await unnamed(reopened)).toEqual(['fact_f'])
     expect(await bodies(reopened)).toContain('oolong')
     await writer.remember({ kind: 'episode', summary: 'later' })

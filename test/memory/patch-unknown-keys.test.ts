@@ -1,0 +1,110 @@
+/**
+ * Unknown episode keys (kept in `ext`, memory-model.md) change like any field: a patch that sets
+ * or unsets only such keys applies, through `update` and `updateMany`, is in the history and
+ * survives a rebuild. `set` takes one key of a map field as `metadata.key`, as `unset` does. Stores of projection layout 3, which dropped such a patch, are rebuilt when
+ * they open if their log holds one, and only move to layout 4 otherwise.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { Identity, LogStore } from '../../src/log/index.js'
+import { Memory } from '../../src/memory/index.js'
+import { decodeMeta, encodeMeta, PROJECTION_LAYOUT } from '../../src/projection/projection-codec.js'
+
+const open: { close(): Promise<void> }[] = []
+afterEach(async () => {
+  for (const item of open.splice(0).reverse()) await item.close()
+})
+
+describe('a patch of unknown episode keys only', () => {
+  it('applies through update and updateMany, is in the history, and a rebuild shows the same', async () => {
+    const memory = await Memory.open({})
+    open.push(memory)
+    const id = await memory.remember({ kind: 'episode', summary: 'a walk', mood: 'happy' })
+    await memory.update(id, { set: { mood: 'calm' } })
+    expect((await memory.get(id))?.mood).toBe('calm')
+    await memory.update(id, { unset: ['mood'] })
+    expect((await memory.get(id))?.mood).toBeUndefined()
+    await memory.updateMany([{ id, changes: { set: { weather: 'rain' } } }])
+    expect((await memory.get(id))?.weather).toBe('rain')
+    expect((await memory.history(id)).map((entry) => entry.op)).toEqual(['memory.create', 'memory.patch', 'memory.patch', 'memory.patch'])
+    const digest = await memory.digest()
+    await memory.rebuild()
+    expect(await memory.digest()).toBe(digest)
+    expect(await memory.get(id)).toMatchObject({ weather: 'rain' })
+  })
+
+  it('reaches another replica', async () => {
+    const laptop = await Memory.open({})
+    const phone = await Memory.open({ space: laptop.space })
+    open.push(laptop, phone)
+    const id = await laptop.remember({ kind: 'episode', summary: 'a walk', mood: 'happy' })
+    await laptop.update(id, { set: { mood: 'calm' } })
+    await phone.ingest(await laptop.events())
+    expect((await phone.get(id))?.mood).toBe('calm')
+    expect(await phone.digest()).toBe(await laptop.digest())
+  })
+})
+
+describe('one key of a map field', () => {
+  it('`set` takes `metadata.key` as `unset` does: a string value, merged per key; any other value is refused naming the key', async () => {
+    const memory = await Memory.open({})
+    open.push(memory)
+    const id = await memory.remember({ kind: 'episode', summary: 'a walk', metadata: { a: '1' } })
+    await memory.update(id, { set: { 'metadata.b': '2' } })
+    await memory.update(id, { set: { metadata: { c: '3' }, 'metadata.d': '4', importance: 0.9 } })
+    await memory.update(id, { set: { 'metadata.a': null } })
+    const view = await memory.get(id)
+    expect(view?.metadata).toEqual({ b: '2', c: '3', d: '4' })
+    expect(Object.keys(view ?? {}).filter((key) => key.startsWith('metadata.'))).toEqual([])
+    await expect(memory.update(id, { set: { 'metadata.n': 5 } })).rejects.toMatchObject({ code: 'WRONG_TYPE', where: { field: 'episode.metadata.n' } })
+    await expect(memory.update(id, { set: { 'metadata.b': '9' }, unset: ['metadata.b'] })).rejects.toMatchObject({ code: 'CONFLICTING_PATCH' })
+    const digest = await memory.digest()
+    await memory.rebuild()
+    expect(await memory.digest()).toBe(digest)
+  })
+})
+
+describe('projection layout 3 → 4', () => {
+  /** A store whose projection is what layout 3 wrote: the meta says 3. */
+  async function storeAtLayout3(withDroppedPatch: boolean) {
+    const store = await LogStore.open()
+    const identity = Identity.generate()
+    const log = await store.createSpace(identity)
+    const memory = await Memory.attach(store, log.space, identity)
+    const id = await memory.remember({ kind: 'episode', summary: 'a walk', mood: 'happy' })
+    await memory.update(id, { set: { importance: 0.9 } })
+    const root = `${log.space}:q:`
+    const before = new Map<string, Uint8Array>()
+    for await (const [key, value] of store.storage.entries({ gte: root, lt: `${root}\uffff` })) before.set(key, value)
+    if (withDroppedPatch) await memory.update(id, { set: { mood: 'calm' } })
+    await memory.close()
+    const metaKey = `${root}m`
+    const meta = decodeMeta(await store.storage.get(metaKey))
+    // Layout 3 skipped the patch: its records are as before it, its cursor past it.
+    const writes = [...before].filter(([key]) => key !== metaKey).map(([key, value]) => ({ type: 'put' as const, key, value }))
+    await store.storage.write([...writes, { type: 'put', key: metaKey, value: encodeMeta({ ...meta, layout: 3 }) }])
+    // A key a rebuild would drop: it shows whether one ran.
+    const marker = `${root}~marker`
+    await store.storage.write([{ type: 'put', key: marker, value: new Uint8Array([1]) }])
+    return { store, identity, space: log.space, id, metaKey, marker }
+  }
+
+  it('rebuilds a store whose log holds a patch layout 3 dropped, which then shows it', async () => {
+    const { store, identity, space, id, metaKey, marker } = await storeAtLayout3(true)
+    open.push(store)
+    const memory = await Memory.attach(store, space, identity)
+    open.push(memory)
+    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(PROJECTION_LAYOUT)
+    expect(await store.storage.get(marker)).toBeUndefined()
+    expect(await memory.get(id)).toMatchObject({ mood: 'calm', importance: 0.9 })
+  })
+
+  it('only records layout 4 on a store without such a patch', async () => {
+    const { store, identity, space, id, metaKey, marker } = await storeAtLayout3(false)
+    open.push(store)
+    const memory = await Memory.attach(store, space, identity)
+    open.push(memory)
+    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(PROJECTION_LAYOUT)
+    expect(await store.storage.get(marker)).toBeDefined()
+    expect(await memory.get(id)).toMatchObject({ mood: 'happy', importance: 0.9 })
+  })
+})
