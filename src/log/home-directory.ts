@@ -80,7 +80,10 @@ async function writeConfig(file: string, config: HomeConfig): Promise<void> {
 /**
  * Creates a home: a new identity and either a new space it owns, or (with `space`) an empty
  * replica of an existing space that learns the genesis from its first sync.
- * @throws InputError ALREADY_INITIALIZED
+ * A directory left with identity.json (and maybe a store) but no config.json, as a creation
+ * that stopped part way leaves it, is completed with that key and the space its store holds.
+ * @throws InputError ALREADY_INITIALIZED, NOT_A_DIRECTORY, IDENTITY_MISMATCH (another key is
+ *   there), INCOMPLETE_HOME (a store without its key, or of other spaces than the one asked)
  */
 export async function initHome(dir: string, options: HomeOptions & { name?: string; space?: string; identity?: Identity } = {}): Promise<Home> {
   const paths = homePaths(dir)
@@ -88,21 +91,58 @@ export async function initHome(dir: string, options: HomeOptions & { name?: stri
     throw new InputError('ALREADY_INITIALIZED', 'a Cairn home already exists here', { file: dir })
   }
   const space = options.space === undefined ? undefined : assertSpaceId(options.space, 'space')
-  const identity = options.identity ?? Identity.generate(options.crypto)
-  await fs.mkdir(dir, { recursive: true })
-  await writeIdentityFile(paths.identityFile, identity)
+  await ensureDirectory(dir)
+  // A home whose creation stopped part way (config.json is written last), or that lost its
+  // config.json, keeps its key and its space: a key is never replaced.
+  const kept = await exists(paths.identityFile) ? await readIdentityFile(paths.identityFile, options.crypto) : undefined
+  if (kept && options.identity && options.identity.author !== kept.author) {
+    throw new InputError('IDENTITY_MISMATCH', 'this directory already holds another key (identity.json) and no config.json; give no identity to complete that home', { file: paths.identityFile })
+  }
+  if (!kept && await exists(paths.storeDir)) {
+    throw new InputError('INCOMPLETE_HOME', 'this directory holds a store but neither identity.json nor config.json: the key it was written with is gone; move the directory away to start a new home', { file: dir })
+  }
+  const identity = kept ?? options.identity ?? Identity.generate(options.crypto)
+  if (!kept) await writeIdentityFile(paths.identityFile, identity)
   const store = await LogStore.open({ path: paths.storeDir, ...storeOptions(options) })
   try {
-    const log = space === undefined
-      ? await store.createSpace(identity, options.name === undefined ? {} : { name: options.name })
-      : await store.openSpace(space)
-    const config: HomeConfig = { space: log.space, author: identity.author, role: space === undefined ? 'owner' : 'replica' }
+    const log = await homeSpace(store, identity, space, options.name, dir)
+    // A space this key created has its genesis: any other is a replica (maybe still empty).
+    const config: HomeConfig = { space: log.space, author: identity.author, role: log.owner === identity.author ? 'owner' : 'replica' }
     await writeConfig(paths.configFile, config)
     return { dir, identity, store, log, config }
   } catch (error) {
     await store.close()
     throw error
   }
+}
+
+/** Creates a directory (and its parents) if missing. @throws InputError NOT_A_DIRECTORY when the path, or a folder above it, is a file */
+export async function ensureDirectory(dir: string): Promise<void> {
+  try {
+    await fs.mkdir(dir, { recursive: true })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new InputError('NOT_A_DIRECTORY', 'the path, or a folder above it, is a file', { file: dir })
+    throw error
+  }
+}
+
+/**
+ * The space of a new home: the one its store already holds (a creation that stopped part way;
+ * it must be the one asked for, if any), else a new space, or an empty replica of `space`.
+ * @throws InputError INCOMPLETE_HOME when the store holds other spaces
+ */
+async function homeSpace(store: LogStore, identity: Identity, space: string | undefined, name: string | undefined, dir: string): Promise<SpaceLog> {
+  const held = await store.listSpaces()
+  if (held.length === 0) {
+    return space === undefined ? store.createSpace(identity, name === undefined ? {} : { name }) : store.openSpace(space)
+  }
+  const found = space === undefined ? (held.length === 1 ? held[0] : undefined) : held.find((id) => id === space)
+  if (found === undefined) {
+    const asked = space === undefined ? '' : `, not ${space}`
+    throw new InputError('INCOMPLETE_HOME', `this directory holds a store of ${held.length === 1 ? `space ${held[0]}` : `${held.length} spaces`}${asked}, but no config.json; give that space to complete the home`, { file: dir })
+  }
+  return store.openSpace(found)
 }
 
 /**

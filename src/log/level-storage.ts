@@ -3,6 +3,8 @@
  * LevelDB applies a batch atomically through its write-ahead log, so a process killed at any
  * moment reopens with each batch wholly present or wholly absent.
  */
+import { realpathSync } from 'node:fs'
+import path from 'node:path'
 import { Level } from 'level'
 import { MemoryLevel } from 'memory-level'
 import { StorageError } from '../errors.js'
@@ -40,6 +42,29 @@ const BATCH_READ_AHEAD_BYTES = 1 << 20
 /** A key range below every key Cairn stores (they start with a hex space id or a letter). */
 const EMPTY_RANGE = '\u0000'
 
+/**
+ * The store directories this process has open. LevelDB's lock is per process: a second open
+ * of a store this process holds fails as locked, and on its way out LevelDB drops the lock the
+ * first open holds, so another process (a `cairn` command) could then open the store and both
+ * would write to it. A second open is therefore refused here, before LevelDB sees it.
+ */
+const openInThisProcess = new Set<string>()
+
+/** A directory's name in `openInThisProcess`: absolute, through symbolic links when it exists. */
+function heldName(directory: string): string {
+  const absolute = path.resolve(directory)
+  try {
+    return realpathSync(absolute)
+  } catch {
+    // Not created yet: its parent names it the same way once it is.
+    try {
+      return path.join(realpathSync(path.dirname(absolute)), path.basename(absolute))
+    } catch {
+      return absolute
+    }
+  }
+}
+
 /** The most specific level error code in an error's cause chain. */
 function errorCode(error: unknown): string | undefined {
   let current: unknown = error
@@ -61,6 +86,8 @@ export class LevelLogStorage implements LogStorage {
     private readonly sync: boolean,
     /** memory-level keeps and returns the caller's arrays; copy so nobody can alter stored bytes. */
     private readonly copyValues: boolean,
+    /** The directory's entry in `openInThisProcess` (on disk only). */
+    private readonly held?: string,
   ) {}
 
   /**
@@ -72,6 +99,12 @@ export class LevelLogStorage implements LogStorage {
    *   CORRUPT_STORE when LevelDB reports corruption, STORE_UNAVAILABLE otherwise
    */
   static async openDisk(directory: string, options: { sync?: boolean; createIfMissing?: boolean } = {}): Promise<LevelLogStorage> {
+    const held = heldName(directory)
+    if (openInThisProcess.has(held)) {
+      throw new StorageError('STORE_LOCKED', 'the store is already open in this process: close it before opening it again', { file: directory })
+    }
+    // Claimed before the open, so two concurrent opens here cannot both reach LevelDB.
+    openInThisProcess.add(held)
     const db = new Level<string, Uint8Array>(directory, {
       keyEncoding: 'utf8',
       valueEncoding: 'view',
@@ -80,6 +113,7 @@ export class LevelLogStorage implements LogStorage {
     try {
       await db.open()
     } catch (error) {
+      openInThisProcess.delete(held)
       const code = errorCode(error)
       if (code === 'LEVEL_LOCKED') {
         throw new StorageError('STORE_LOCKED', 'the store is in use by another process', { file: directory }, { cause: error })
@@ -96,7 +130,7 @@ export class LevelLogStorage implements LogStorage {
     // Level is classic-level in Node; its typings omit the LevelDB-only compactRange.
     const compact = (start: string, end: string) =>
       (db as unknown as { compactRange(start: string, end: string): Promise<void> }).compactRange(start, end)
-    return new LevelLogStorage(directory, db as unknown as LevelLike, compact, options.sync ?? false, false)
+    return new LevelLogStorage(directory, db as unknown as LevelLike, compact, options.sync ?? false, false, held)
   }
 
   static async openMemory(): Promise<LevelLogStorage> {
@@ -204,8 +238,12 @@ export class LevelLogStorage implements LogStorage {
    * range) and touches no table.
    */
   async close(): Promise<void> {
-    if (this.compactRange) await this.compactRange(EMPTY_RANGE, EMPTY_RANGE).catch(() => undefined)
-    return this.guard(() => this.db.close())
+    try {
+      if (this.compactRange) await this.compactRange(EMPTY_RANGE, EMPTY_RANGE).catch(() => undefined)
+      return await this.guard(() => this.db.close())
+    } finally {
+      if (this.held !== undefined) openInThisProcess.delete(this.held)
+    }
   }
 
   private async guard<T>(operation: () => Promise<T>): Promise<T> {

@@ -10,7 +10,6 @@
  * ends that peer's session only; a session whose token is revoked or expires is closed; stopping
  * closes every session and flushes the stores.
  */
-import { promises as fs } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { WebSocketServer } from 'ws'
@@ -21,6 +20,7 @@ import {
   Identity, LogStore, readIdentityFile, SystemClock, writeIdentityFile,
   type Clock, type CryptoProvider, type EventId, type VersionVector,
 } from '../log/index.js'
+import { ensureDirectory } from '../log/home-directory.js'
 import { Listeners } from '../log/listeners.js'
 import { Memory } from '../memory/index.js'
 import { checkProof, newNonce, proveKey } from './handshake.js'
@@ -123,7 +123,7 @@ export class Relay {
     let identity = options.identity
     let store: LogStore
     if (options.path !== undefined) {
-      await fs.mkdir(options.path, { recursive: true })
+      await ensureDirectory(options.path)
       const keyFile = path.join(options.path, 'relay-identity.json')
       identity ??= await readIdentityFile(keyFile, options.crypto).catch(async (error: unknown) => {
         if ((error as CairnError).code !== 'KEY_FILE_MISSING') throw error

@@ -10,6 +10,7 @@ import { shortId } from '../../src/index.js'
 import { LevelLogStorage } from '../../src/log/level-storage.js'
 import { appendEvents, tamperStoredEvent, tempDir } from '../helpers/cli-home.js'
 import { runCli, runScript, type ProcessResult } from '../helpers/run-cli.js'
+import { runCliInProcess } from '../helpers/cli-process.js'
 import { expectOneLineError } from '../helpers/cli-expect.js'
 
 interface Config { space: string; author: string }
@@ -188,6 +189,15 @@ describe.concurrent('a missing, corrupt or locked store fails with one line and 
     const missing = path.join(await tempDir(), 'nonexistent')
     expect(expectOneLineError(await runCli(['log', '--dir', missing]), 1, 'NOT_INITIALIZED')).toContain(missing)
     expect(existsSync(missing)).toBe(false)
+  })
+
+  it('reports NOT_A_DIRECTORY for a --dir that is a file, leaving the file alone (init, remember, serve)', async () => {
+    const file = path.join(await tempDir(), 'plain-file')
+    await writeFile(file, 'not a home')
+    for (const args of [['init', '--dir', file], ['remember', '--dir', path.join(file, 'below'), 'a note'], ['serve', '--port', '0', '--dir', file]]) {
+      expect(expectOneLineError(await runCliInProcess(args), 1, 'NOT_A_DIRECTORY'), args[0]).toContain(file)
+    }
+    expect(await readFile(file, 'utf8')).toBe('not a home')
   })
 
   it('reports BAD_CONFIG for a garbled config.json', async () => {

@@ -5,7 +5,7 @@
  * STORE_UNAVAILABLE, and one without a store, when creating is off, with STORE_MISSING.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -60,6 +60,31 @@ describe('LevelLogStorage on disk: locking and opening', () => {
     // The failed opener did not disturb the holder.
     await holder.write([{ type: 'put', key: 'k2', value: Uint8Array.of(2) }])
     expect(Array.from((await holder.getMany(['k', 'k2'])).map((value) => value?.[0]))).toEqual([1, 2])
+  })
+
+  it('keeps the lock against other processes after refusing a second open here, through any name of the directory', async () => {
+    const dir = await freshDir()
+    const holder = await LevelLogStorage.openDisk(dir)
+    handles.push(holder)
+    const alias = `${dir}-alias`
+    await symlink(dir, alias)
+    roots.push(alias)
+    const refused = LevelLogStorage.openDisk(alias)
+    expect(await codeOf(refused)).toBe('STORE_LOCKED')
+    await expect(refused).rejects.toThrow('already open in this process')
+    expect(await codeOf(LevelLogStorage.openDisk(path.join(dir, '..', path.basename(dir))))).toBe('STORE_LOCKED')
+    // LevelDB, asked twice by one process, drops that process's lock: another could then open it.
+    const script = [
+      "import { Level } from 'level'",
+      'const db = new Level(process.argv[1])',
+      "try { await db.open(); process.stdout.write('opened') } catch (error) { process.stdout.write(error.cause?.code ?? error.code) }",
+    ].join('\n')
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, dir], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+    children.push(child)
+    let output = ''
+    child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+    await new Promise((resolve) => child.once('exit', resolve))
+    expect(output).toBe('LEVEL_LOCKED')
   })
 
   it('opens the directory again once the holder has closed it', async () => {
