@@ -7,7 +7,7 @@ import { assertArray, assertNonEmptyString, assertObject, assertOneOf, assertStr
 import type { JsonValue } from '../log/index.js'
 import { InputError } from '../errors.js'
 import { isRecordKind, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
-import { atIndex, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
+import { atIndex, refuseOtherKind, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
 import { createEntry, redactionSkeleton } from './record-entries.js'
 
 /**
@@ -23,8 +23,13 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   const list = assertArray(records, 'records')
   const entries = list.map((record, index) => atIndex(`records[${index}]`, () => createEntry(core, record)))
   const states = await core.states(entries.map((entry) => entry.id))
+  // The kind of each id so far: held here, or given earlier in this list.
+  const kinds = new Map<string, string>()
   states.forEach((state, index) => {
     if (state?.tombstone) refuseTombstoned(state.tombstone.op, `records[${index}].id`)
+    const entry = entries[index] as (typeof entries)[number]
+    refuseOtherKind(kinds.get(entry.id) ?? state?.kind, entry.kind, `records[${index}].id`)
+    kinds.set(entry.id, entry.kind)
   })
   await core.refuseDeletedParents(entries, (index) => `records[${index}]`)
   if (entries.length > 0) await core.append(entries.map(({ op, data }) => ({ op, data })))

@@ -189,6 +189,14 @@ export function refuseTombstoned(op: 'delete' | 'redact', label: string): never 
   throw new InputError('FORGOTTEN', 'the record was deleted, and its id never returns', { field: label })
 }
 
+/**
+ * Refuses a create whose id is already a record of another kind here: the projection keeps one
+ * kind per id, so the create would be stored and never shown.
+ */
+export function refuseOtherKind(held: string | undefined, kind: RecordKind, label: string): void {
+  if (held !== undefined && held !== kind) throw new InputError('ID_TAKEN', `the id is already a record of kind ${held}, not ${kind}`, { field: label })
+}
+
 /** Re-labels an InputError thrown for one item of a list with the item's path (`records[3]`). */
 export function atIndex<T>(path: string, run: () => T): T {
   try {

@@ -22,7 +22,7 @@ import {
 import { nameInferredDeletions } from './deletion-naming.js'
 import { emptyDerivedBlock, planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
-import { MemoryCore, refuseTombstoned } from './memory-core.js'
+import { MemoryCore, refuseOtherKind, refuseTombstoned } from './memory-core.js'
 import { createEntry, redactionSkeleton, signTombstone, type Tombstone } from './record-entries.js'
 import * as bulk from './bulk-writes.js'
 import { listWithheld, noteWithheld, relayName, type WithheldReport, type WithheldWrite } from './withheld-writes.js'
@@ -154,13 +154,14 @@ export class Memory {
   /**
    * Stores a record of any Portable Memory kind and returns its id. Fields left out take the
    * documented defaults (an episode needs only `summary` or `details`). Remembering an existing
-   * id merges into it; remembering a deleted id is refused.
-   * @throws InputError UNKNOWN_KIND, MISSING_FIELD, WRONG_TYPE, … naming the field; FORGOTTEN
+   * id merges into it; remembering a deleted id, or an id that is a record of another kind, is refused.
+   * @throws InputError UNKNOWN_KIND, MISSING_FIELD, WRONG_TYPE, … naming the field; FORGOTTEN, ID_TAKEN
    */
   async remember(record: RememberInput): Promise<string> {
     const entry = createEntry(this.core, record)
-    const tombstone = (await this.core.state(entry.id))?.tombstone
-    if (tombstone) refuseTombstoned(tombstone.op, 'id')
+    const state = await this.core.state(entry.id)
+    if (state?.tombstone) refuseTombstoned(state.tombstone.op, 'id')
+    refuseOtherKind(state?.kind, entry.kind, 'id')
     await this.core.refuseDeletedParents([entry], () => undefined)
     await this.core.append([{ op: entry.op, data: entry.data }])
     return entry.id
