@@ -12,6 +12,7 @@
  */
 import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
 import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
+import { Mutex } from '../log/mutex.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
@@ -226,12 +227,23 @@ export class Memory {
   /**
    * Replaces a fact or edge by a new one: the new record is created and the old one closed
    * (tValidTo = the new one's tValidFrom, supersededBy = its id), atomically. Concurrent
-   * supersedes of one record are all kept and reported by `conflicts()`.
+   * supersedes of one record (on two replicas) are all kept and reported by `conflicts()`.
+   * @throws InputError SUPERSEDED for a version already superseded here, NOT_TEMPORAL, ID_TAKEN, FORGOTTEN
    */
-  async supersede(id: string, replacement: { readonly [field: string]: unknown }, options: { validFrom?: string; source?: ClaimClass } = {}): Promise<string> {
+  supersede(id: string, replacement: { readonly [field: string]: unknown }, options: { validFrom?: string; source?: ClaimClass } = {}): Promise<string> {
+    // One at a time: two supersedes of one version started together would both see it current.
+    return this.superseding.run(() => this.supersedeNow(id, replacement, options))
+  }
+
+  private readonly superseding = new Mutex()
+
+  private async supersedeNow(id: string, replacement: { readonly [field: string]: unknown }, options: { validFrom?: string; source?: ClaimClass }): Promise<string> {
     const old = await this.core.existing(id)
     const spec = kindSpec(old.kind)
     if (!spec.validTime) throw new InputError('NOT_TEMPORAL', `${old.kind} records are not bi-temporal; use update`, { field: 'id' })
+    if (typeof old.supersededBy === 'string') {
+      throw new InputError('SUPERSEDED', `${id} was already superseded by ${old.supersededBy}; supersede the current version instead`, { field: 'id' })
+    }
     const raw = assertOptions(options, ['validFrom', 'source'], 'options')
     // The old version's tValidTo becomes validFrom: it may not end before it began. By default
     // the replacement takes over now, or when the old version began if that is later (a clock

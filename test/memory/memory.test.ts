@@ -95,6 +95,24 @@ describe('supersede and valid time', () => {
     expect((await refusal(m.supersede(await m.remember({ kind: 'episode', summary: 's' }), {}))).code).toBe('NOT_TEMPORAL')
   })
 
+  it('refuses to supersede a version already superseded here, one after the other or started together', async () => {
+    const m = await memory(new ManualClock(Date.UTC(2026, 0, 1)))
+    const episode = await m.remember({ kind: 'episode', summary: 'jobs' })
+    const fact = (object: string) => ({ episodeID: episode, subject: 'user', predicate: 'works at', object })
+    const first = await m.remember({ kind: 'fact', ...fact('Initech'), tValidFrom: '2020-01-01T00:00:00Z' })
+    const second = await m.supersede(first, fact('Globex'))
+    const refused = await refusal(m.supersede(first, fact('Umbrella')))
+    expect(refused).toMatchObject({ code: 'SUPERSEDED', where: { field: 'id' } })
+    expect(refused.message).toContain(second)
+    const other = await m.remember({ kind: 'fact', ...fact('Hooli'), tValidFrom: '2020-01-01T00:00:00Z' })
+    const together = await Promise.allSettled([m.supersede(other, fact('Pied Piper')), m.supersede(other, fact('Raviga'))])
+    expect(together.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected'])
+    expect(await m.conflicts()).toEqual([])
+    const current = (await m.query({ kind: 'fact' })).records.filter((record) => record.tValidTo === undefined).map((record) => record.object).sort()
+    expect(current).toHaveLength(2)
+    expect(current).toContain('Globex')
+  })
+
   it('keeps concurrent supersedes, reports the conflict, and picks the same winner everywhere', async () => {
     const { memories } = await openReplicas(2)
     open.push(...memories)

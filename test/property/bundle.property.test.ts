@@ -23,7 +23,7 @@ const EPISODES = ['ep_a', 'ep_b', 'ep_c']
 const FACTS = ['fact_a', 'fact_b']
 const WORDS = ['tea', 'coffee', 'oslo', 'rust', 'café ☕', 'line\nbreak']
 const KINDS = Object.keys(MINIMAL_INPUTS) as MinimalKind[]
-const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN', 'REDACTED', 'NOT_TEMPORAL'])
+const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN', 'REDACTED', 'NOT_TEMPORAL', 'SUPERSEDED'])
 
 type Step = { action: number; pick: number; value: number }
 const steps = fc.array(fc.record({ action: fc.nat(), pick: fc.nat(), value: fc.nat() }), { minLength: 3, maxLength: 24 })
