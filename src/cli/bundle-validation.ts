@@ -18,6 +18,7 @@ import {
   type BundleFormat, type JsonValue, type PamArtifact, type VerifyReport,
 } from '../index.js'
 import { CAIRN_EXTENSIONS_KIND } from '../bundle/cairn-extensions.js'
+import { SIGNATURE_REMOVED } from '../bundle/mem/index.js'
 import { readMemImport } from '../bundle/mem-import.js'
 import type { MemProblem } from '../bundle/mem/index.js'
 import { COUNT_KEY_AUDIT, COUNT_KEY_PROVENANCE_EDGE, COUNT_KEY_TOMBSTONE } from '../bundle/mem/layout.js'
@@ -51,9 +52,11 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
   // Cairn's extension lines are fields of the records counted, so the summary leaves them out.
   const extras = ([[held.tombstones, 'tombstone'], [held.auditRows, 'audit row'], [held.provenanceEdges, 'provenance edge'], [held.vendorLines, 'vendor line']] as const)
     .filter(([count]) => count > 0).map(([count, noun]) => `, ${plural(count, noun)}`).join('')
-  const isSigned = manifest?.capabilities.includes('signed') === true
+  // A bundle says it is signed in its manifest; without manifest.sig it is not.
+  const isRemoved = report.warnings.some((warning) => warning.code === SIGNATURE_REMOVED)
+  const isSigned = manifest?.capabilities.includes('signed') === true && !isRemoved
   const signature = trustedKeys.length === 0
-    ? isSigned ? 'signed (signature not checked: no --trusted-key)' : 'unsigned'
+    ? isSigned ? 'signed (signature not checked: no --trusted-key)' : isRemoved ? 'unsigned (manifest.sig is missing, though the manifest says signed)' : 'unsigned'
     : report.valid ? 'signed by a trusted key' : isSigned ? 'signed' : 'unsigned'
   return {
     format: 'mem',

@@ -9,7 +9,7 @@
  * to show the exit code reaches the process.
  */
 import { existsSync } from 'node:fs'
-import { cp, readFile, writeFile } from 'node:fs/promises'
+import { cp, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { runCli as runInProcess } from '../../src/cli/index.js'
@@ -341,6 +341,19 @@ describe('tampered bundles: validate names the file, import refuses and changes 
 })
 
 describe('signed bundles and --trusted-key', () => {
+  it('validate calls a bundle whose manifest.sig was removed unsigned, and says so', async () => {
+    const stripped = await copyOf(f.signed)
+    await rm(path.join(stripped, 'manifest.sig'))
+    const text = ok(await run(['validate', stripped]))
+    expect(text.stdout).toContain('unsigned (manifest.sig is missing, though the manifest says signed)')
+    expect(text.stdout).toContain('SIGNATURE_REMOVED')
+    const json = JSON.parse(ok(await run(['validate', stripped, '--json'])).stdout)
+    expect(json).toMatchObject({ valid: true, signed: false })
+    expect(json.warnings).toEqual([expect.objectContaining({ code: 'SIGNATURE_REMOVED', file: path.join(stripped, 'manifest.sig') })])
+    const refused = await run(['validate', stripped, '--trusted-key', f.home.author, '--json'])
+    expect(JSON.parse(refused.stdout)).toMatchObject({ valid: false, problems: [{ code: 'SIGNATURE_MISSING' }] })
+  })
+
   it('validate and import accept the signer\'s key and refuse another one', async () => {
     expect(ok(await run(['validate', f.signed])).stdout).toContain('signed (signature not checked: no --trusted-key)')
     expect(ok(await run(['validate', f.signed, '--trusted-key', f.home.author])).stdout).toContain('signed by a trusted key')

@@ -9,6 +9,7 @@
  */
 export { writeMemBundle, writeBuiltBundle } from './write-bundle.js'
 export { readMemBundle, validateMemBundle } from './read-bundle.js'
+export { SIGNATURE_REMOVED } from './inspect-bundle.js'
 export { encodeMemBundle, buildMemBundle, MemBundleBuilder, type EncodedBundle, type BuiltBundle } from './encode-bundle.js'
 export { decodeRecord, decodeTombstone, decodeAuditRow, TOMBSTONE_OPS, type DecodedRow } from './record-codec.js'
 export { decodeManifest, checksumsText, formatMajor } from './manifest.js'

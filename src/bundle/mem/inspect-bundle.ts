@@ -15,7 +15,7 @@ import { isUtf8 } from 'node:buffer'
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { defaultCrypto, parseJson, type CryptoProvider } from '../../log/index.js'
-import { findUnlistedEntries, readBundleFile } from './bundle-files.js'
+import { checkBundleFile, findUnlistedEntries, readBundleFile } from './bundle-files.js'
 import { ContentBuilder, decodeBundleFile, type StreamContext } from './decode-streams.js'
 import {
   CHECKSUMS_FILE, fileRole, isSafeBundlePath, MANIFEST_FILE, MAX_SIGNATURE_FILE_BYTES, MEM_FORMAT_MAJOR, SIGNATURE_FILE,
@@ -25,6 +25,9 @@ import type { ResolvedReadOptions } from './options.js'
 import { DroppedKeys, ProblemList } from './problems.js'
 import { checkSignatureToken } from './signature.js'
 import type { MemBundleContent, MemManifest, MemProblem } from './types.js'
+
+/** The warning for a bundle whose manifest says `signed` and that holds no manifest.sig. */
+export const SIGNATURE_REMOVED = 'SIGNATURE_REMOVED'
 
 export interface Inspection {
   readonly manifest?: MemManifest
@@ -118,6 +121,13 @@ export async function inspectMemBundle(dir: string, options: ResolvedReadOptions
   }
   const crypto = defaultCrypto()
   if (options.trustedKeys.size > 0) await checkSignature(root, read.bytes, options, crypto, problems)
+  else if (manifest.capabilities.includes('signed')) {
+    // Nothing checks a signature here, but one removed from a bundle that says it is signed is said.
+    const sig = await checkBundleFile(root, SIGNATURE_FILE, MAX_SIGNATURE_FILE_BYTES)
+    if ('failure' in sig && sig.failure.code === 'MISSING_FILE') {
+      problems.warn(SIGNATURE_REMOVED, 'the manifest says the bundle is signed (capability "signed"), but manifest.sig is missing: nothing shows who wrote it', SIGNATURE_FILE)
+    }
+  }
   await checkChecksums(root, manifest, options, crypto, problems)
 
   const files = sortFiles(manifest.files)
