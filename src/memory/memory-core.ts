@@ -5,7 +5,7 @@
  */
 import { assertNonEmptyString } from '../assert.js'
 import type { JsonValue } from '../log/index.js'
-import { InputError } from '../errors.js'
+import { InputError, StorageError } from '../errors.js'
 import type { RecordState } from '../crdt/index.js'
 import { decodeState, kindSpec, Projection, ProjectionReader, type CachedRecord, type ProjectionFeatures, type RecordKind, type RecordView } from '../projection/index.js'
 import type { Engine } from './memory-engine.js'
@@ -20,6 +20,8 @@ export class MemoryCore {
   /** A projection catch-up that reads must wait for (events stored by sync, not yet projected). */
   private pending: Promise<unknown> | undefined
   private closing = false
+  /** Closed: reads and writes fail with CLOSED. */
+  private closed = false
 
   private constructor(readonly engine: Engine, readonly projection: Projection, readonly reader: ProjectionReader) {}
 
@@ -50,6 +52,7 @@ export class MemoryCore {
    * (a projection on demand, or events ingested with more to come: Memory.ingestDeferred).
    */
   async settled(): Promise<void> {
+    if (this.closed) throw new StorageError('CLOSED', 'this memory is closed')
     await this.idle()
     if (this.projection.behind && !this.closing) {
       this.catchUpInBackground()
@@ -68,10 +71,28 @@ export class MemoryCore {
     while (this.pending) await this.pending
   }
 
-  /** Starts no more background work, and waits for what runs (the store closes next). */
+  /** Starts no more background work or writes, and waits for what runs (the store closes next). */
   async close(): Promise<void> {
     this.closing = true
+    while (this.writing.size > 0) await Promise.allSettled([...this.writing])
     await this.idle()
+    this.closed = true
+  }
+
+  /** Writes under way (`write`): close waits for them, so none is stored yet rejected. */
+  private readonly writing = new Set<Promise<unknown>>()
+
+  /**
+   * Runs a write (an append or an ingest, with its projection). Once close has begun, a new one is
+   * refused with CLOSED and stores nothing; one under way finishes before the store closes.
+   */
+  write<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new StorageError('CLOSED', 'this memory is closed'))
+    const written = run()
+    const tracked = written.finally(() => this.writing.delete(tracked))
+    tracked.catch(() => undefined)
+    this.writing.add(tracked)
+    return written
   }
 
   /** Lets a projection catch-up run in the background; reads and writes wait for it. */
@@ -101,12 +122,14 @@ export class MemoryCore {
   }
 
   /** Appends entries (one event, or one atomic signed batch) and projects them before returning. */
-  async append(entries: readonly Entry[]): Promise<void> {
-    await this.settled()
-    const events = entries.length === 1
-      ? [await this.engine.log.append(this.engine.identity, entries[0] as Entry)]
-      : await this.engine.log.appendBatch(this.engine.identity, entries)
-    await this.projection.catchUp(events)
+  append(entries: readonly Entry[]): Promise<void> {
+    return this.write(async () => {
+      await this.settled()
+      const events = entries.length === 1
+        ? [await this.engine.log.append(this.engine.identity, entries[0] as Entry)]
+        : await this.engine.log.appendBatch(this.engine.identity, entries)
+      await this.projection.catchUp(events)
+    })
   }
 
   async state(id: string): Promise<RecordState | undefined> {

@@ -549,13 +549,15 @@ export class Memory {
    * holding `admin`, it then names any record it found deleted through a parent and no event
    * names (one delete each, appended before it returns; deletion-naming.ts).
    */
-  async ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
-    await this.core.settled()
-    const result = await this.engine.log.ingest(events)
-    await this.core.projection.catchUp(result.applied)
-    await this.core.projection.bodiesFilled(result.filled)
-    if (result.applied.length > 0 || result.filled.length > 0) await this.nameDeletions()
-    return result
+  ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
+    return this.core.write(async () => {
+      await this.core.settled()
+      const result = await this.engine.log.ingest(events)
+      await this.core.projection.catchUp(result.applied)
+      await this.core.projection.bodiesFilled(result.filled)
+      if (result.applied.length > 0 || result.filled.length > 0) await this.nameDeletions()
+      return result
+    })
   }
 
   /** Runs nameInferredDeletions after any run still going, so two never name one record twice. */
@@ -578,7 +580,7 @@ export class Memory {
     const raw = assertOptions(options, ['deadline', 'more'], 'options')
     const more = raw.more === undefined ? false : assertBoolean(raw.more, 'options.more')
     // The log checks the deadline.
-    const result = await this.engine.log.ingest(events, raw.deadline === undefined ? {} : { deadline: raw.deadline as number })
+    const result = await this.core.write(() => this.engine.log.ingest(events, raw.deadline === undefined ? {} : { deadline: raw.deadline as number }))
     const { projection } = this.core
     const { applied, filled } = result
     if (applied.length === 0 && filled.length === 0) return result
@@ -678,6 +680,11 @@ export class Memory {
     return this.core.projection.rebuild()
   }
 
+  /**
+   * Closes the replica: a write already appending (or an ingest already storing) finishes first;
+   * any other write fails with StorageError CLOSED and stores nothing. So a write that resolved
+   * is stored, and one that failed is not: retrying it after reopening writes it once.
+   */
   async close(): Promise<void> {
     await this.core.close().catch(() => undefined)
     if (this.engine.sharedStore) return

@@ -1,0 +1,68 @@
+/**
+ * Closing while writes are under way: each write either resolves and is stored, or fails with
+ * CLOSED and is not; none fails after being stored (an app that retries would write it twice).
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, expect, it } from 'vitest'
+import { Memory } from '../../src/memory/index.js'
+
+const dirs: string[] = []
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true })
+})
+
+it('a write under way when close begins is stored and resolves; a later one fails with CLOSED and stores nothing', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-close-'))
+  dirs.push(dir)
+  const home = path.join(dir, 'home')
+  const memory = await Memory.open({ path: home })
+  const existing = await memory.remember({ kind: 'episode', summary: 'before' })
+  const settle = (write: Promise<unknown>) => write.then(() => 'resolved', (error: { code?: string }) => error.code ?? String(error))
+  // Updates of a known record reach their append at once; remembers check the store first.
+  const writes = [
+    ...Array.from({ length: 20 }, (_, i) => settle(memory.update(existing, { set: { [`k${i}`]: i } }))),
+    ...Array.from({ length: 20 }, (_, i) => settle(memory.remember({ kind: 'episode', id: `ep_w${i}`, summary: `in flight ${i}` }))),
+  ]
+  await memory.close()
+  const outcomes = await Promise.all(writes)
+  expect(outcomes.filter((outcome) => outcome !== 'resolved' && outcome !== 'CLOSED')).toEqual([])
+  expect(await settle(memory.remember({ kind: 'episode', summary: 'after close' }))).toBe('CLOSED')
+
+  const again = await Memory.open({ path: home })
+  try {
+    const view = await again.get(existing)
+    outcomes.slice(0, 20).forEach((outcome, i) => expect(view?.[`k${i}`], `update ${i}: ${outcome}`).toBe(outcome === 'resolved' ? i : undefined))
+    const found = await again.lookup(Array.from({ length: 20 }, (_, i) => `ep_w${i}`))
+    outcomes.slice(20).forEach((outcome, i) => expect(found[i]?.status, `remember ${i}: ${outcome}`).toBe(outcome === 'resolved' ? 'visible' : 'absent'))
+  } finally {
+    await again.close()
+  }
+})
+
+it('a write whose events are appended when close begins resolves and is stored, projected', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-close-'))
+  dirs.push(dir)
+  const home = path.join(dir, 'home')
+  const memory = await Memory.open({ path: home })
+  let closing: Promise<void> | undefined
+  let late: Promise<unknown> | undefined
+  const stop = memory.log.on('events-applied', () => {
+    closing ??= memory.close()
+    // Started once close has begun: refused, so close is not held up by new work.
+    late ??= memory.remember({ kind: 'episode', summary: 'too late' }).then(() => 'resolved', (error: { code?: string }) => error.code)
+  })
+  const records = Array.from({ length: 500 }, (_, i) => ({ kind: 'episode' as const, summary: `batch ${i} about tea` }))
+  const ids = await memory.rememberMany(records)
+  stop()
+  await closing
+  expect(await late).toBe('CLOSED')
+  const again = await Memory.open({ path: home })
+  try {
+    expect((await again.lookup(ids)).every((found) => found.status === 'visible')).toBe(true)
+    expect(await again.search('tea', { limit: 1000 })).toHaveLength(500)
+  } finally {
+    await again.close()
+  }
+})
