@@ -12,7 +12,9 @@
  *
  * Incremental (`since`, spec §9 L1): episodes by `ingestionTime`, facts and factLinks by
  * `createdAt`, resources by `created`, chunks with their resource; other kinds in full;
- * tombstones by `deletedAt` and audit rows by their time.
+ * tombstones by `deletedAt` and audit rows by their time. Also every record a change recorded
+ * here at or after `since` touched (Memory.changedSince): an older record edited since then
+ * is in the increment, which the spec's rule alone would leave out.
  */
 import { assertBoolean, assertOptions, assertString } from '../assert.js'
 import { InputError } from '../errors.js'
@@ -162,6 +164,9 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
     if (line !== undefined) extensions.push({ id: row.id, line })
     count++
   }
+  // Beyond the spec's rule (a record by its own creation time), what changed here since then:
+  // an edit of an older record belongs in the increment too.
+  const changed = since ? await memory.changedSince(Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, since.ms))) : new Set<string>()
   for await (const batch of memory.encodedRecordBatches()) {
     for (const bytes of batch) {
       const row = new ExportRow(bytes)
@@ -171,12 +176,12 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
         if (Array.isArray(evidence) && evidence.length > 0) builder.provenanceEdge(toPortable(row.view()))
       }
       if (since) {
-        if (row.kind === 'chunk') {
+        if (row.kind === 'chunk' && !changed.has(row.id)) {
           chunks.push(row)
           continue
         }
         const field = SINCE_FIELDS[row.kind]
-        if (field !== undefined && !isAtOrAfter(row.value(field), since.ms)) continue
+        if (field !== undefined && !isAtOrAfter(row.value(field), since.ms) && !changed.has(row.id)) continue
         if (row.kind === 'resource') resources.add(row.id)
       }
       add(row)

@@ -502,6 +502,26 @@ export class Memory {
     return noteWithheld(this.engine.store.storage, this.engine.log, this.author, name, hash, reports, Date.now())
   }
 
+  /**
+   * Ids of the records whose content a change recorded here at or after `sinceMs` (ms since
+   * the epoch) created or changed: writes, and events ingested from elsewhere. Deletions are
+   * not among them (`tombstones()` has their times). Reads only the log from that time on.
+   */
+  async changedSince(sinceMs: number): Promise<Set<string>> {
+    const since = assertInteger(sinceMs, 'sinceMs', 0)
+    await this.core.settled()
+    const changed = new Set<string>()
+    const from = since === 0 ? 0 : await this.core.reader.positionAt(since - 1)
+    for await (const event of this.engine.log.readApplied(from)) {
+      if (event.local > this.core.projection.cursor) break
+      const op = event.body?.op
+      if (op !== MEMORY_OPS.create && op !== MEMORY_OPS.patch && op !== MEMORY_OPS.text && op !== MEMORY_OPS.supersede) continue
+      const data = event.body?.data
+      if (data !== null && typeof data === 'object' && !Array.isArray(data) && typeof data.id === 'string') changed.add(data.id)
+    }
+    return changed
+  }
+
   /** Tombstones of deleted and redacted records. */
   async tombstones(): Promise<{ readonly [key: string]: JsonValue }[]> {
     await this.core.settled()

@@ -164,6 +164,27 @@ describe('export', () => {
     expect(result.records).toBe(4)
   })
 
+  it('since also takes every record changed here at or after it: an older episode edited since, an older chunk edited without its resource', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const memory = await open({ clock })
+    await memory.remember({ kind: 'episode', id: 'ep_edited', summary: 'old' })
+    await memory.remember({ kind: 'episode', id: 'ep_untouched', summary: 'old too' })
+    await memory.remember({ kind: 'resource', id: 'res_old', uri: 'file:///a', mimeType: 'text/plain', contentHash: 'sha256:aa', title: 'A' })
+    await memory.remember({ kind: 'chunk', id: 'chk_old', resourceID: 'res_old', position: 0, text: 'a' })
+    await memory.remember({ kind: 'chunk', id: 'chk_edited', resourceID: 'res_old', position: 1, text: 'b' })
+    clock.advance(86_400_000)
+    await memory.update('ep_edited', { set: { summary: 'edited after the cut' } })
+    await memory.update('chk_edited', { set: { text: 'b, edited' } })
+    expect([...await memory.changedSince(Date.UTC(2026, 0, 2))].sort()).toEqual(['chk_edited', 'ep_edited'])
+    expect((await memory.changedSince(Date.UTC(2026, 0, 3))).size).toBe(0)
+    const out = tempBundlePath()
+    await memory.export(out, { since: '2026-01-02T00:00:00Z' })
+    expect(lines(out, 'items/episode.jsonl').map((row) => [row.id, row.summary])).toEqual([['ep_edited', 'edited after the cut']])
+    expect(lines(out, 'items/chunk.jsonl').map((row) => row.id)).toEqual(['chk_edited'])
+    expect(listFiles(out)).not.toContain('items/resource.jsonl')
+    expect((await validateMemBundle(out)).valid).toBe(true)
+  })
+
   it('audit and Evidence Pack: one row per mutation, none for erased content; edges with their evidence', async () => {
     const memory = await open()
     await memory.remember({ kind: 'episode', id: 'ep_a', summary: 'a' })

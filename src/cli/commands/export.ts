@@ -62,10 +62,13 @@ empty directory). Formats:
        of the same space with authors and signatures intact
   pam  a PAM artifact signed by this home's key, one file: JSON, or deterministic CBOR with
        --cbor or a name ending in .cbor (pam is the default when <out> ends in .pam or .pam.cbor)
---since T (mem) writes only what changed at or after T (an incremental bundle); --sign (mem)
-signs the manifest with this home's key, so \`cairn import --trusted-key KEY\` can insist on it;
---audit (mem) adds the audit trail (it names every author's key); --evidence-pack (mem) adds
-the audit trail and provenance/edges.jsonl (with --sign, the bundle claims conformance L3).
+--since T (mem) writes an incremental bundle: the records created at or after T (episodes by
+ingestionTime, facts by createdAt, resources by created, as Portable Memory has it), every record
+this home saw change at or after T, tombstones from T on, and the kinds that carry no time
+(entities, preferences, ...) whole, as the format asks. --sign (mem) signs the manifest with
+this home's key, so \`cairn import --trusted-key KEY\` can insist on it; --audit (mem) adds
+the audit trail (it names every author's key); --evidence-pack (mem) adds the audit trail and
+provenance/edges.jsonl (with --sign, the bundle claims conformance L3).
 
 Prints one line: what was written, how much, and where (with --json one object: {"format",
 "path", "records", …} per format). A long export reports its progress on stderr. Exits 1 with
@@ -74,7 +77,7 @@ TARGET_EXISTS, TARGET_NOT_EMPTY or NOT_EMPTY when <out> holds something.`,
   flags: {
     dir: DIR_FLAG,
     format: FORMAT_FLAG,
-    since: { type: 'string', valueName: 'T', description: 'mem: only what changed at or after T (RFC 3339)' },
+    since: { type: 'string', valueName: 'T', description: 'mem: an incremental bundle from T on (RFC 3339)' },
     sign: { type: 'boolean', description: 'mem: sign the manifest with this home\'s key (PAM is always signed)' },
     audit: { type: 'boolean', description: 'mem: add the audit trail, one row per change' },
     'evidence-pack': { type: 'boolean', description: 'mem: add the Evidence Pack (audit trail and provenance edges)' },
