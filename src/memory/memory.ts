@@ -126,7 +126,7 @@ export class Memory {
   async sync(url: string, options: SyncOptions = {}): Promise<SyncClient> {
     // Sync sits above the engine; loading it here (not at the top) keeps the import graph acyclic.
     const { SyncClient, readSyncOptions } = await import('../sync/sync-client.js')
-    return new SyncClient(this, assertNonEmptyString(url, 'url'), readSyncOptions(options)).start()
+    return new SyncClient(this, relayUrl(url), readSyncOptions(options)).start()
   }
 
   /**
@@ -528,10 +528,31 @@ export class Memory {
     return this.core.reader.tombstones()
   }
 
-  /** Calls `listener` after each write or ingest with the records it changed. Returns an unsubscribe. */
-  subscribe(listener: (change: MemoryChange) => void): () => void {
+  /**
+   * Calls `listener` after each write or ingest with the records it changed. Returns an unsubscribe.
+   * What the listener throws, or the promise it returns rejects with, goes to `options.onError`;
+   * without one it is thrown again outside the write (an uncaught exception, as with Node's
+   * EventEmitter). Either way the write has been stored and resolves.
+   */
+  subscribe(listener: (change: MemoryChange) => unknown, options: { onError?: (error: unknown) => void } = {}): () => void {
     if (typeof listener !== 'function') throw new InputError('WRONG_TYPE', 'listener must be a function', { field: 'listener' })
-    return this.core.projection.on('records-changed', ({ changes }) => listener({ changes }))
+    const raw = assertOptions(options, ['onError'], 'options')
+    if (raw.onError !== undefined && typeof raw.onError !== 'function') throw new InputError('WRONG_TYPE', 'onError must be a function', { field: 'options.onError' })
+    const onError = raw.onError as ((error: unknown) => void) | undefined
+    return this.core.projection.on('records-changed', ({ changes }) => {
+      if (onError === undefined) {
+        const result = listener({ changes })
+        // A rejection surfaces like a throw (not as an unhandled rejection with no stack of ours).
+        if (result instanceof Promise) result.catch((error: unknown) => queueMicrotask(() => { throw error }))
+        return
+      }
+      try {
+        const result = listener({ changes })
+        if (result instanceof Promise) result.catch(onError)
+      } catch (error) {
+        onError(error)
+      }
+    })
   }
 
   /** A hash of everything this replica shows: equal on two replicas exactly when they show the same memory. */
@@ -710,4 +731,17 @@ export class Memory {
     if (this.engine.sharedStore) return
     await this.engine.store.close()
   }
+}
+
+/** A relay address: a ws:// or wss:// URL. @throws InputError WRONG_TYPE, EMPTY, BAD_URL naming `url` */
+function relayUrl(value: unknown): string {
+  const url = assertNonEmptyString(value, 'url')
+  let protocol: string
+  try {
+    protocol = new URL(url).protocol
+  } catch {
+    throw new InputError('BAD_URL', `expected a relay address like ws://127.0.0.1:7357, got ${JSON.stringify(url.slice(0, 200))}`, { field: 'url' })
+  }
+  if (protocol !== 'ws:' && protocol !== 'wss:') throw new InputError('BAD_URL', `a relay address starts with ws:// or wss://, not ${protocol}`, { field: 'url' })
+  return url
 }

@@ -495,6 +495,19 @@ describe('history, subscribe, text, persistence', () => {
     expect(history[0]).toMatchObject({ op: MEMORY_OPS.delete, author: m.author, bodyState: 'present' })
   })
 
+  it('hands what a subscriber throws or rejects with to onError; the write is stored and resolves', async () => {
+    const m = await memory()
+    const errors: string[] = []
+    const onError = (error: unknown) => errors.push((error as Error).message)
+    m.subscribe(() => { throw new Error('sync boom') }, { onError })
+    m.subscribe(async () => { throw new Error('async boom') }, { onError })
+    const id = await m.remember({ kind: 'episode', summary: 'still stored' })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(errors.sort()).toEqual(['async boom', 'sync boom'])
+    expect((await m.get(id))?.summary).toBe('still stored')
+    expect(() => m.subscribe(() => undefined, { onError: 'log' as never })).toThrow(expect.objectContaining({ code: 'WRONG_TYPE' }))
+  })
+
   it('edits and appends collaborative text in core blocks', async () => {
     const m = await memory()
     await m.remember({ kind: 'core', id: 'human', content: 'Name: Ada.' })
