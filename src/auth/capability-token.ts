@@ -8,8 +8,9 @@
  *   payload = canonical JSON { audience, expiresAt, id, issuedAt, issuer, permissions, scope, space, v: 1 }
  *   signature = Ed25519(issuer, "cairn/token/v1" 0x00 || payload bytes)
  */
-import { assertInteger, assertObject, assertOneOf, assertString } from '../assert.js'
-import { AuthError, InputError, LimitError } from '../errors.js'
+import { assertArray, assertInteger, assertObject, assertOneOf, assertString } from '../assert.js'
+import { isUtf8 } from 'node:buffer'
+import { AuthError, CairnError, InputError, LimitError } from '../errors.js'
 import {
   assertAuthorKey, assertSpaceId, bytesToHex, canonicalJson, parseJson, tokenSignable,
   type AuthorKey, type CryptoProvider, type Identity, type SpaceId,
@@ -86,6 +87,8 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
   let payload: Buffer
   try {
     payload = Buffer.from(parts[1] as string, 'base64url')
+    // Quoting undecodable bytes back in the message would print noise.
+    if (!isUtf8(payload) || payload[0] !== 0x7b) throw new InputError('BAD_JSON', 'the payload is not base64url-encoded JSON of an object', { field: 'token' })
     const raw = assertObject(parseJson(payload.toString('utf8')), 'token')
     token = {
       v: raw.v === 1 ? 1 : (() => { throw new InputError('UNSUPPORTED_VERSION', 'token version is not 1', { field: 'token.v' }) })(),
@@ -94,7 +97,7 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
       issuer: assertAuthorKey(raw.issuer, 'token.issuer'),
       audience: assertAuthorKey(raw.audience, 'token.audience'),
       scope: parseScope(raw.scope, 'token.scope'),
-      permissions: (raw.permissions as unknown[]).map((permission, i) => assertOneOf(permission, PERMISSIONS, `token.permissions[${i}]`)),
+      permissions: assertArray(raw.permissions, 'token.permissions').map((permission, i) => assertOneOf(permission, PERMISSIONS, `token.permissions[${i}]`)),
       issuedAt: assertInteger(raw.issuedAt, 'token.issuedAt', 0),
       expiresAt: assertInteger(raw.expiresAt, 'token.expiresAt', 0),
     }
@@ -105,7 +108,9 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
       throw new InputError('NOT_CANONICAL', 'permissions must be a non-empty sorted list without repeats', { field: 'token.permissions' })
     }
   } catch (error) {
-    throw new AuthError('BAD_TOKEN', `token does not decode: ${(error as Error).message}`, { field: 'token' }, { cause: error })
+    // The inner error's own code and reason: its location is the token's, given once.
+    const why = error instanceof CairnError ? `${error.code}: ${error.reason}${error.where.field !== undefined && error.where.field !== 'token' ? ` (${error.where.field})` : ''}` : (error as Error).message
+    throw new AuthError('BAD_TOKEN', `token does not decode: ${why}`, { field: 'token' }, { cause: error })
   }
   const signature = Buffer.from(parts[2] as string, 'base64url')
   if (!crypto.verify(signature, tokenSignable(payload), token.issuer)) {

@@ -122,7 +122,8 @@ describe('cairn verify', () => {
     const line = expectOneLineError(result, 1, 'VERIFY_FAILED')
     expect(line).toContain(`first bad event ${ids[1]}: BAD_BODY`)
     // Both altered events are listed; what follows them in the chain may be listed too.
-    expect(result.stdout).toMatch(/^FAILED: /)
+    expect(result.stdout).toMatch(/^FAILED: space \S+: \d+ problems in \d+ events checked\n/)
+    expect(result.stdout).not.toContain('passed')
     expect(result.stdout).toMatch(new RegExp(`BAD_BODY: .*event ${shortId(ids[1] as string)}`))
     expect(result.stdout).toMatch(new RegExp(`BAD_BODY: .*event ${shortId(ids[3] as string)}`))
   })

@@ -149,6 +149,12 @@ describe('capability tokens (units)', () => {
       `ct1.${payload({ v: 2 })}.${signature}`, `${issue()}.extra`, ` ${issue()}`,
     ]
     for (const text of strings) expect(refusal(() => decodeToken(text, crypto)).code, text).toBe('BAD_TOKEN')
+    // A payload that is no JSON is said so, without quoting its bytes back; the location is given once.
+    const garbled = refusal(() => decodeToken('ct1.abc.def', crypto))
+    expect(garbled.message).toBe('BAD_TOKEN: token does not decode: BAD_JSON: the payload is not base64url-encoded JSON of an object (field token)')
+    const real = JSON.parse(Buffer.from(issue().split('.')[1] as string, 'base64url').toString('utf8')) as Record<string, unknown>
+    expect(refusal(() => decodeToken(`ct1.${payload({ ...real, permissions: 'read' })}.${signature}`, crypto)).message)
+      .toBe('BAD_TOKEN: token does not decode: WRONG_TYPE: expected an array, got string (token.permissions) (field token)')
     expect(refusal(() => decodeToken('a'.repeat(64 * 1024 + 1), crypto))).toBeInstanceOf(LimitError)
     for (const { name, value } of badValues()) {
       expect(() => verifyToken(value, context()), name).toThrow(CairnError)

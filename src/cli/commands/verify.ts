@@ -49,7 +49,7 @@ async function printReport(report: VerifyReport, isJson: boolean, context: CliCo
     return
   }
   await context.stdout.write([
-    `FAILED: space ${shortId(report.space)}: ${plural(report.problems.length, 'problem')}; ${plural(report.events, 'event')} passed every check`,
+    `FAILED: space ${shortId(report.space)}: ${plural(report.problems.length, 'problem')} in ${plural(report.events, 'event')} checked`,
     ...report.problems.map(describeProblem),
     '',
   ].join('\n'))
