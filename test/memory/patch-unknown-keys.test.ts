@@ -64,7 +64,7 @@ describe('one key of a map field', () => {
 })
 
 describe('projection layout 3 → 4', () => {
-  /** A store whose projection is what layout 3 wrote: the meta says 3. */
+  /** A store whose projection is what layout 3 wrote (the meta says 3), opened again. */
   async function storeAtLayout3(withDroppedPatch: boolean) {
     const store = await LogStore.open()
     const identity = Identity.generate()
@@ -85,25 +85,22 @@ describe('projection layout 3 → 4', () => {
     // A key a rebuild would drop: it shows whether one ran.
     const marker = `${root}~marker`
     await store.storage.write([{ type: 'put', key: marker, value: new Uint8Array([1]) }])
-    return { store, identity, space: log.space, id, metaKey, marker }
+    open.push(store)
+    // Opened by this version: it moves to the current layout.
+    const reopened = await Memory.attach(store, log.space, identity)
+    open.push(reopened)
+    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(PROJECTION_LAYOUT)
+    return { store, memory: reopened, id, marker }
   }
 
   it('rebuilds a store whose log holds a patch layout 3 dropped, which then shows it', async () => {
-    const { store, identity, space, id, metaKey, marker } = await storeAtLayout3(true)
-    open.push(store)
-    const memory = await Memory.attach(store, space, identity)
-    open.push(memory)
-    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(PROJECTION_LAYOUT)
+    const { store, memory, id, marker } = await storeAtLayout3(true)
     expect(await store.storage.get(marker)).toBeUndefined()
     expect(await memory.get(id)).toMatchObject({ mood: 'calm', importance: 0.9 })
   })
 
   it('only records layout 4 on a store without such a patch', async () => {
-    const { store, identity, space, id, metaKey, marker } = await storeAtLayout3(false)
-    open.push(store)
-    const memory = await Memory.attach(store, space, identity)
-    open.push(memory)
-    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(PROJECTION_LAYOUT)
+    const { store, memory, id, marker } = await storeAtLayout3(false)
     expect(await store.storage.get(marker)).toBeDefined()
     expect(await memory.get(id)).toMatchObject({ mood: 'happy', importance: 0.9 })
   })
