@@ -50,17 +50,21 @@ const EMPTY_RANGE = '\u0000'
  */
 const openInThisProcess = new Set<string>()
 
-/** A directory's name in `openInThisProcess`: absolute, through symbolic links when it exists. */
+/**
+ * A directory's name in `openInThisProcess`: absolute, through symbolic links. Folders not
+ * created yet are named from their nearest existing ancestor, as they will be once they exist.
+ */
 function heldName(directory: string): string {
-  const absolute = path.resolve(directory)
-  try {
-    return realpathSync(absolute)
-  } catch {
-    // Not created yet: its parent names it the same way once it is.
+  let existing = path.resolve(directory)
+  const missing: string[] = []
+  for (;;) {
     try {
-      return path.join(realpathSync(path.dirname(absolute)), path.basename(absolute))
+      return path.join(realpathSync(existing), ...missing)
     } catch {
-      return absolute
+      const parent = path.dirname(existing)
+      if (parent === existing) return path.resolve(directory)
+      missing.unshift(path.basename(existing))
+      existing = parent
     }
   }
 }
@@ -237,13 +241,18 @@ export class LevelLogStorage implements LogStorage {
    * Compacting a range that holds no key does it (LevelDB compacts the memtable before any
    * range) and touches no table.
    */
-  async close(): Promise<void> {
-    try {
-      if (this.compactRange) await this.compactRange(EMPTY_RANGE, EMPTY_RANGE).catch(() => undefined)
-      return await this.guard(() => this.db.close())
-    } finally {
-      if (this.held !== undefined) openInThisProcess.delete(this.held)
-    }
+  /** Closes once; a second call gets the first one's outcome. */
+  close(): Promise<void> {
+    return (this.closing ??= this.closeOnce())
+  }
+
+  private closing: Promise<void> | undefined
+
+  private async closeOnce(): Promise<void> {
+    if (this.compactRange) await this.compactRange(EMPTY_RANGE, EMPTY_RANGE).catch(() => undefined)
+    await this.guard(() => this.db.close())
+    // Released once closed, and by this handle only once: another may hold the directory later.
+    if (this.held !== undefined) openInThisProcess.delete(this.held)
   }
 
   private async guard<T>(operation: () => Promise<T>): Promise<T> {

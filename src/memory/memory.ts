@@ -160,13 +160,22 @@ export class Memory {
    */
   async remember(record: RememberInput): Promise<string> {
     const entry = createEntry(this.core, record)
-    const state = await this.core.state(entry.id)
-    if (state?.tombstone) refuseTombstoned(state.tombstone.op, 'id')
-    refuseOtherKind(state?.kind, entry.kind, 'id')
-    await this.core.refuseDeletedParents([entry], () => undefined)
-    await this.core.append([{ op: entry.op, data: entry.data }])
-    return entry.id
+    return await this.creating.run(async () => {
+      const state = await this.core.state(entry.id)
+      if (state?.tombstone) refuseTombstoned(state.tombstone.op, 'id')
+      refuseOtherKind(state?.kind, entry.kind, 'id')
+      await this.core.refuseDeletedParents([entry], () => undefined)
+      await this.core.append([{ op: entry.op, data: entry.data }])
+      return entry.id
+    })
   }
+
+  /**
+   * Creates (remember, rememberMany, supersede) run one at a time on a replica: each checks what
+   * the store holds of its ids (another kind, a successor) and then appends, and two started
+   * together would both pass the check.
+   */
+  private readonly creating = new Mutex()
 
   /**
    * Stores many records at once: all are validated first, then written as one atomic batch of
@@ -174,7 +183,7 @@ export class Memory {
    * @throws InputError naming the record index and field; nothing is written on any refusal
    */
   rememberMany(records: readonly RememberInput[]): Promise<string[]> {
-    return bulk.rememberMany(this.core, records)
+    return this.creating.run(() => bulk.rememberMany(this.core, records))
   }
 
   /**
@@ -232,10 +241,8 @@ export class Memory {
    */
   supersede(id: string, replacement: { readonly [field: string]: unknown }, options: { validFrom?: string; source?: ClaimClass } = {}): Promise<string> {
     // One at a time: two supersedes of one version started together would both see it current.
-    return this.superseding.run(() => this.supersedeNow(id, replacement, options))
+    return this.creating.run(() => this.supersedeNow(id, replacement, options))
   }
-
-  private readonly superseding = new Mutex()
 
   private async supersedeNow(id: string, replacement: { readonly [field: string]: unknown }, options: { validFrom?: string; source?: ClaimClass }): Promise<string> {
     const old = await this.core.existing(id)

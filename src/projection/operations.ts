@@ -131,14 +131,23 @@ function decodePatch(kind: RecordKind, data: { readonly [key: string]: unknown }
 }
 
 /**
- * Whether a valid stored patch changes only the unknown keys its writer put apart (ext,
- * unsetExt). Before projection layout 4 such a patch was read as empty and dropped, so a store
- * whose log holds one is rebuilt (Projection.open).
+ * Whether a stored patch reads differently from projection layout 4 on, so a store of an
+ * earlier layout whose log holds one is rebuilt (Projection.open):
+ * - one that changes only the unknown keys its writer put apart (ext, unsetExt) was read as
+ *   empty and dropped;
+ * - one whose `set` names a key of a map field (`metadata.key`) was read as an unknown key of
+ *   that name (episodes) or dropped (other kinds); Cairn's writers never stored one, any other
+ *   signer could.
  */
-export function patchOnlyChangesSetApartKeys(body: EventBody): boolean {
+export function patchReadsDifferentlySinceLayout4(body: EventBody): boolean {
   if (body.op !== MEMORY_OPS.patch) return false
   const data = body.data
   if (!isObject(data) || !isRecordKind(data.kind) || typeof data.id !== 'string' || data.id.length === 0) return false
+  const spec = kindSpec(data.kind)
+  if (isObject(data.set) && Object.keys(data.set).some((name) => {
+    const dot = name.indexOf('.')
+    return dot > 0 && fieldOf(spec, name.slice(0, dot))?.merge === 'map'
+  })) return true
   try {
     const { known, whole } = decodePatch(data.kind, data)
     return isEmptyPatch(known) && !isEmptyPatch(whole)

@@ -65,8 +65,9 @@ export interface ProjectionMeta {
  *   3  deletions found through a parent that no event names are listed (q:u); a layout-2
  *      store gains the list from its states when it opens (no rebuild)
  *   4  a patch that changes only unknown episode keys (ext) applies; before, it was read as
- *      empty and dropped. A layout-3 store whose log holds such a patch is rebuilt when it
- *      opens; any other only records the new layout
+ *      empty and dropped. A `set` key naming a map field's key (`metadata.key`) is that key.
+ *      A layout-3 store whose log holds such a patch is rebuilt when it opens; any other only
+ *      records the new layout
  */
 export const PROJECTION_LAYOUT = 4
 

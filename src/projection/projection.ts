@@ -13,7 +13,7 @@ import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
 import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindSpec } from './kinds.js'
-import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS, patchOnlyChangesSetApartKeys } from './operations.js'
+import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4 } from './operations.js'
 import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache, type CachedRecord } from './record-cache.js'
 import { TextIndex } from './text-index.js'
@@ -119,14 +119,14 @@ export class Projection {
   }
 
   /**
-   * Layout 3 → 4: a patch that changes only unknown episode keys used to be dropped. If the
+   * Layout 3 → 4: some patches read differently now (patchReadsDifferentlySinceLayout4). If the
    * events applied so far hold one, the store is rebuilt; otherwise only the layout is recorded
    * (one read of the log, no write). A crash part way leaves layout 3, and the next open looks again.
    */
   private async applyDroppedPatches(): Promise<void> {
     for await (const event of this.log.readApplied(0)) {
       if (event.local > this.meta.cursor) break
-      if (event.body?.op === MEMORY_OPS.patch && patchOnlyChangesSetApartKeys(event.body)) {
+      if (event.body?.op === MEMORY_OPS.patch && patchReadsDifferentlySinceLayout4(event.body)) {
         await this.rebuild()
         return
       }

@@ -87,6 +87,23 @@ describe('LevelLogStorage on disk: locking and opening', () => {
     expect(output).toBe('LEVEL_LOCKED')
   })
 
+  it('keeps the claim when a stale handle is closed again, and names a directory not made yet through its existing ancestor', async () => {
+    const dir = await freshDir()
+    const first = await LevelLogStorage.openDisk(path.join(dir, 'store'))
+    await first.close()
+    const holder = await LevelLogStorage.openDisk(path.join(dir, 'store'))
+    handles.push(holder)
+    await first.close()
+    await expect(LevelLogStorage.openDisk(path.join(dir, 'store'))).rejects.toThrow('already open in this process')
+    // Two folders not made yet, reached through a link to their ancestor.
+    const alias = `${dir}-link`
+    await symlink(dir, alias)
+    roots.push(alias)
+    const deep = await LevelLogStorage.openDisk(path.join(alias, 'a', 'b'))
+    handles.push(deep)
+    await expect(LevelLogStorage.openDisk(path.join(dir, 'a', 'b'))).rejects.toThrow('already open in this process')
+  })
+
   it('opens the directory again once the holder has closed it', async () => {
     const dir = await freshDir()
     const holder = await LevelLogStorage.openDisk(dir)

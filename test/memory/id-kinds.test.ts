@@ -27,6 +27,18 @@ describe('an id taken by another kind', () => {
     expect(await memory.get('note-2')).toBeUndefined()
   })
 
+  it('holds when two creates of one id with two kinds are started together', async () => {
+    const memory = await Memory.open({})
+    open.push(memory)
+    const outcomes = await Promise.allSettled([
+      memory.remember({ kind: 'episode', id: 'shared-1', summary: 'a walk' }),
+      memory.remember({ kind: 'entity', id: 'shared-1', type: 'person', canonicalName: 'Alice' }),
+      memory.rememberMany([{ kind: 'context', id: 'shared-1', label: 'home' }]),
+    ])
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? 'ok' : (outcome.reason as { code: string }).code))).toEqual(['ok', 'ID_TAKEN', 'ID_TAKEN'])
+    expect((await memory.events()).length).toBe(2) // the genesis and the one create
+  })
+
   it('does not stop a create of the same kind from merging into the record', async () => {
     const memory = await Memory.open({})
     open.push(memory)

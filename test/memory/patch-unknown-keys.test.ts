@@ -18,7 +18,7 @@ describe('a patch of unknown episode keys only', () => {
   it('applies through update and updateMany, is in the history, and a rebuild shows the same', async () => {
     const memory = await Memory.open({})
     open.push(memory)
-    const id = await memory.remember({ kind: 'episode', summary: 'a walk', mood: 'happy' })
+    const id = await memory.remember({ kind: 'episode', summary: 'a walk', mood: 'happy', metadata: { a: '1' } })
     await memory.update(id, { set: { mood: 'calm' } })
     expect((await memory.get(id))?.mood).toBe('calm')
     await memory.update(id, { unset: ['mood'] })
@@ -65,17 +65,22 @@ describe('one key of a map field', () => {
 
 describe('projection layout 3 → 4', () => {
   /** A store whose projection is what layout 3 wrote (the meta says 3), opened again. */
-  async function storeAtLayout3(withDroppedPatch: boolean) {
+  async function storeAtLayout3(patch: 'unknown keys only' | 'a map key in set' | 'none') {
     const store = await LogStore.open()
     const identity = Identity.generate()
     const log = await store.createSpace(identity)
     const memory = await Memory.attach(store, log.space, identity)
-    const id = await memory.remember({ kind: 'episode', summary: 'a walk', mood: 'happy' })
+    const id = await memory.remember({ kind: 'episode', summary: 'a walk', mood: 'happy', metadata: { a: '1' } })
     await memory.update(id, { set: { importance: 0.9 } })
     const root = `${log.space}:q:`
     const before = new Map<string, Uint8Array>()
     for await (const [key, value] of store.storage.entries({ gte: root, lt: `${root}\uffff` })) before.set(key, value)
-    if (withDroppedPatch) await memory.update(id, { set: { mood: 'calm' } })
+    if (patch === 'unknown keys only') await memory.update(id, { set: { mood: 'calm' } })
+    // Cairn's writers never stored this form; any other signer may have.
+    if (patch === 'a map key in set') {
+      await memory.log.append(identity, { op: 'memory.patch', data: { kind: 'episode', id, set: { 'metadata.b': '2' } } })
+      await memory.get(id) // projected: the cursor passes it
+    }
     await memory.close()
     const metaKey = `${root}m`
     const meta = decodeMeta(await store.storage.get(metaKey))
@@ -94,13 +99,19 @@ describe('projection layout 3 → 4', () => {
   }
 
   it('rebuilds a store whose log holds a patch layout 3 dropped, which then shows it', async () => {
-    const { store, memory, id, marker } = await storeAtLayout3(true)
+    const { store, memory, id, marker } = await storeAtLayout3('unknown keys only')
     expect(await store.storage.get(marker)).toBeUndefined()
     expect(await memory.get(id)).toMatchObject({ mood: 'calm', importance: 0.9 })
   })
 
+  it('rebuilds a store whose log holds a patch naming a map key in set, which layout 3 read otherwise', async () => {
+    const { store, memory, id, marker } = await storeAtLayout3('a map key in set')
+    expect(await store.storage.get(marker)).toBeUndefined()
+    expect((await memory.get(id))?.metadata).toEqual({ a: '1', b: '2' })
+  })
+
   it('only records layout 4 on a store without such a patch', async () => {
-    const { store, memory, id, marker } = await storeAtLayout3(false)
+    const { store, memory, id, marker } = await storeAtLayout3('none')
     expect(await store.storage.get(marker)).toBeDefined()
     expect(await memory.get(id)).toMatchObject({ mood: 'happy', importance: 0.9 })
   })

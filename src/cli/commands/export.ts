@@ -65,10 +65,12 @@ empty directory). Formats:
 --since T (mem) writes an incremental bundle: the records created at or after T (episodes by
 ingestionTime, facts by createdAt, resources by created, as Portable Memory has it), every record
 this home saw change at or after T, tombstones from T on, and the kinds that carry no time
-(entities, preferences, ...) whole, as the format asks. --sign (mem) signs the manifest with
-this home's key, so \`cairn import --trusted-key KEY\` can insist on it; --audit (mem) adds
-the audit trail (it names every author's key); --evidence-pack (mem) adds the audit trail and
-provenance/edges.jsonl (with --sign, the bundle claims conformance L3).
+(entities, preferences, ...) whole, as the format asks. An import merges it, so a field or tag
+removed since T stays on a restored copy (a newer full export, or --format log, keeps removals).
+--sign (mem) signs the manifest with this home's key, so \`cairn import --trusted-key KEY\` can
+insist on it; --audit (mem) adds the audit trail (it names every author's key); --evidence-pack
+(mem) adds the audit trail and provenance/edges.jsonl (with --sign, the bundle claims
+conformance L3).
 
 Prints one line: what was written, how much, and where (with --json one object: {"format",
 "path", "records", …} per format). A long export reports its progress on stderr. Exits 1 with
