@@ -19,6 +19,7 @@ export function relayUrlOperand(value: string): string {
     throw usageError('BAD_URL', `expected a relay address like ws://127.0.0.1:7357, got "${value}"`)
   }
   if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw usageError('BAD_URL', `a relay address starts with ws:// or wss://, got "${value}"`)
+  if (value.includes('#')) throw usageError('BAD_URL', `a relay address has no fragment (#…), got "${value}"`)
   return value
 }
 

@@ -276,7 +276,12 @@ export class Memory {
     return entry.id
   }
 
-  private async tombstone(id: string, op: 'delete' | 'redact', options: { reason?: string } = {}, tombstoneId?: string): Promise<Tombstone> {
+  /** Its reads and its append count as one write (close waits for it, or refuses it with CLOSED). */
+  private tombstone(id: string, op: 'delete' | 'redact', options: { reason?: string } = {}, tombstoneId?: string): Promise<Tombstone> {
+    return this.core.write(() => this.tombstoneNow(id, op, options, tombstoneId))
+  }
+
+  private async tombstoneNow(id: string, op: 'delete' | 'redact', options: { reason?: string }, tombstoneId: string | undefined): Promise<Tombstone> {
     // A delete may follow a redaction (delete beats redact); nothing may follow a delete.
     const view = op === 'delete' && (await this.status(id)) === 'redacted' ? (await this.core.reader.get(id)) as RecordView : await this.core.existing(id)
     const raw = assertOptions(options, ['reason'], 'options')
@@ -553,11 +558,19 @@ export class Memory {
         if (result instanceof Promise) result.catch((error: unknown) => queueMicrotask(() => { throw error }))
         return
       }
+      // An onError that throws in turn is thrown outside the write, for sync and async listeners alike.
+      const report = (error: unknown): void => {
+        try {
+          onError(error)
+        } catch (failure) {
+          queueMicrotask(() => { throw failure })
+        }
+      }
       try {
         const result = listener({ changes })
-        if (result instanceof Promise) result.catch(onError)
+        if (result instanceof Promise) result.catch(report)
       } catch (error) {
-        onError(error)
+        report(error)
       }
     })
   }
@@ -684,11 +697,11 @@ export class Memory {
 
   /** Lets another replica's key write to this space (needs the admin right here). */
   async grant(author: string, rights?: readonly Right[]): Promise<void> {
-    await this.engine.log.grant(this.engine.identity, author, rights)
+    await this.core.write(() => this.engine.log.grant(this.engine.identity, author, rights))
   }
 
   async revoke(author: string): Promise<void> {
-    await this.engine.log.revoke(this.engine.identity, author)
+    await this.core.write(() => this.engine.log.revoke(this.engine.identity, author))
   }
 
   /**
@@ -720,7 +733,7 @@ export class Memory {
       if (decoded.space !== this.space) throw new AuthError('WRONG_SPACE', `the token is for space ${decoded.space}, not this one`, { field: 'token' })
       id = decoded.id
     }
-    await this.engine.log.revokeToken(this.engine.identity, id)
+    await this.core.write(() => this.engine.log.revokeToken(this.engine.identity, id))
   }
 
   /** Re-derives the whole projection from the log (the result equals the incremental state). */
@@ -750,5 +763,6 @@ function relayUrl(value: unknown): string {
     throw new InputError('BAD_URL', `expected a relay address like ws://127.0.0.1:7357, got ${JSON.stringify(url.slice(0, 200))}`, { field: 'url' })
   }
   if (protocol !== 'ws:' && protocol !== 'wss:') throw new InputError('BAD_URL', `a relay address starts with ws:// or wss://, not ${protocol}`, { field: 'url' })
+  if (url.includes('#')) throw new InputError('BAD_URL', 'a relay address has no fragment (#…)', { field: 'url' })
   return url
 }

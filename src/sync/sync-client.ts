@@ -41,6 +41,11 @@ export interface SyncOptions {
 }
 
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000
+/**
+ * How long a one-shot sync, caught up both ways, waits for what that appended (an admin's named
+ * deletions) to be acknowledged before it closes anyway; the next sync sends what is left.
+ */
+const FINISH_TIMEOUT_MS = 30_000
 const DEFAULT_INITIAL_DELAY_MS = 100
 const DEFAULT_MAX_DELAY_MS = 10_000
 /** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
@@ -344,15 +349,25 @@ export class SyncClient {
         // inferred): they go out, and are acknowledged, before the connection closes.
         finishing = true
         this.listeners.emit('finishing', undefined)
-        void session.finish().then(finish)
+        // A relay that never acknowledges (stalled, half-open) must not keep a caught-up sync open.
+        let timer: NodeJS.Timeout | undefined
+        const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, FINISH_TIMEOUT_MS).unref() })
+        void Promise.race([session.finish(), deadline]).then(() => {
+          clearTimeout(timer)
+          finish()
+        })
       } else this.setStatus('live')
     })
     session.on('closed', ({ error }) => {
       // Synced already: a drop while finishing ends the sync instead of starting it again, and
       // what was left to send goes with the next one.
       if (finishing) {
-        if (error && !this.stopped) this.listeners.emit('error', error)
-        finish()
+        // A refusal retrying cannot fix (what was appended was refused) is reported as such.
+        if (error && !this.stopped && isFatal(error)) this.fatal(error)
+        else {
+          if (error && !this.stopped) this.listeners.emit('error', error)
+          finish()
+        }
       } else if (error && !this.stopped) this.dropped(error)
     })
     void session.start().catch((error: unknown) => this.dropped(error))

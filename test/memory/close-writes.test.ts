@@ -29,6 +29,10 @@ it('a write under way when close begins is stored and resolves; a later one fail
   const outcomes = await Promise.all(writes)
   expect(outcomes.filter((outcome) => outcome !== 'resolved' && outcome !== 'CLOSED')).toEqual([])
   expect(await settle(memory.remember({ kind: 'episode', summary: 'after close' }))).toBe('CLOSED')
+  for (const [name, write] of [
+    ['forget', () => memory.forget(existing)], ['redact', () => memory.redact(existing)],
+    ['grant', () => memory.grant('ab'.repeat(32))], ['revoke', () => memory.revoke('ab'.repeat(32))],
+  ] as const) expect(await settle(write()), name).toBe('CLOSED')
 
   const again = await Memory.open({ path: home })
   try {

@@ -160,7 +160,7 @@ it('refuses sync options a timer cannot honour, naming the option, before connec
     expect(failure, JSON.stringify(options)).toMatchObject({ code, where: { field } })
   }
   // And a relay address that is none, with a CairnError naming it (it was a raw SyntaxError).
-  for (const [url, code] of [['not a url', 'BAD_URL'], ['http://127.0.0.1:9', 'BAD_URL'], ['', 'EMPTY'], [7, 'WRONG_TYPE']] as const) {
+  for (const [url, code] of [['not a url', 'BAD_URL'], ['http://127.0.0.1:9', 'BAD_URL'], ['ws://127.0.0.1:9/#frag', 'BAD_URL'], ['', 'EMPTY'], [7, 'WRONG_TYPE']] as const) {
     const failure = await owner.sync(url as string).then(() => undefined, (error: unknown) => error)
     expect(failure, String(url)).toMatchObject({ code, where: { field: 'url' } })
   }

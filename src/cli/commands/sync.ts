@@ -5,8 +5,9 @@
  * without a round trip; the relay still decides.
  *
  * Invariants: the store is closed on every path, after the client; a refusal that retrying
- * cannot fix exits 1 with one line naming its code; a one-time sync never waits past
- * --timeout, a live one retries for as long as it runs. Events already stored stay stored
+ * cannot fix exits 1 with one line naming its code; a one-time sync waits at most --timeout
+ * to catch up both ways, then at most --timeout again for what that appended here to be
+ * acknowledged; a live one retries for as long as it runs. Events already stored stay stored
  * whenever the command stops: each frame is acknowledged only once it is durable.
  */
 import {
@@ -75,8 +76,9 @@ async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeo
       // --timeout of its own, and if it is not acknowledged by then, the next sync sends it.
       clearTimeout(timer)
       result = await Promise.race([outcome.done.then(() => 'synced' as const), deadline(), stop.stopped.then(() => 'stopped' as const)])
-      if (result === 'timeout') {
-        await context.stderr.write(`caught up both ways; events written here after the catch-up were not all acknowledged within ${timeoutMs / 1000} s: the next sync sends them\n`)
+      if (result === 'timeout' || result === 'stopped') {
+        const why = result === 'timeout' ? `not all acknowledged within ${timeoutMs / 1000} s` : 'not all acknowledged when stopped'
+        await context.stderr.write(`caught up both ways; events written here after the catch-up were ${why}: the next sync sends them\n`)
         result = 'synced'
       }
     }
