@@ -22,7 +22,7 @@ const ENTITIES = ['ent_a', 'ent_b', 'ent_c']
 const EDGES = ['edge_a', 'edge_b']
 const TAGS = ['x', 'y', 'z']
 const WORDS = ['tea', 'coffee', 'oslo', 'rust', 'music', 'garden']
-const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN', 'REDACTED'])
+const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN', 'REDACTED', 'SUPERSEDED'])
 
 type Step = { replica: number; action: number; pick: number; value: number }
 const steps = fc.array(
@@ -30,7 +30,7 @@ const steps = fc.array(
   { minLength: 4, maxLength: 28 },
 )
 
-/** One random operation; refusals the API documents for unknown or deleted ids are fine. */
+/** One random operation; refusals the API documents (unknown or deleted ids, a version already superseded here) are fine. */
 async function act(memories: Memory[], step: Step, forgotten: Set<string>, random: SeededRandom): Promise<void> {
   const memory = memories[step.replica % memories.length] as Memory
   const episode = EPISODES[step.pick % EPISODES.length] as string
