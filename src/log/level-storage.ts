@@ -239,9 +239,8 @@ export class LevelLogStorage implements LogStorage {
    * does not do that on close, so the next open would replay its write-ahead log, which after a
    * large batch (a projection catch-up writes tens of MB at once) took ~0.8 s instead of ~0.1 s.
    * Compacting a range that holds no key does it (LevelDB compacts the memtable before any
-   * range) and touches no table.
+   * range) and touches no table. Closes once: a second call gets the first one's outcome.
    */
-  /** Closes once; a second call gets the first one's outcome. */
   close(): Promise<void> {
     return (this.closing ??= this.closeOnce())
   }
