@@ -9,17 +9,12 @@ import {
   assertAuthorKey, CairnError, decodeToken, InputError, type CapabilityToken, type CryptoProvider, type ErrorLocation,
 } from '../index.js'
 import { markUsage, usageError } from './operand-args.js'
+import { relayUrlProblem } from '../sync/relay-url.js'
 
 /** A relay address: ws:// or wss://, as `cairn serve` prints it. */
 export function relayUrlOperand(value: string): string {
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    throw usageError('BAD_URL', `expected a relay address like ws://127.0.0.1:7357, got "${value}"`)
-  }
-  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw usageError('BAD_URL', `a relay address starts with ws:// or wss://, got "${value}"`)
-  if (value.includes('#')) throw usageError('BAD_URL', `a relay address has no fragment (#…), got "${value}"`)
+  const problem = relayUrlProblem(value)
+  if (problem !== undefined) throw usageError('BAD_URL', problem)
   return value
 }
 

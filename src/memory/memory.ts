@@ -13,6 +13,7 @@
 import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
 import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
 import { Mutex } from '../log/mutex.js'
+import { relayUrlProblem } from '../sync/relay-url.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
@@ -753,16 +754,10 @@ export class Memory {
   }
 }
 
-/** A relay address: a ws:// or wss:// URL. @throws InputError WRONG_TYPE, EMPTY, BAD_URL naming `url` */
+/** A relay address (relayUrlProblem). @throws InputError WRONG_TYPE, EMPTY, BAD_URL naming `url` */
 function relayUrl(value: unknown): string {
   const url = assertNonEmptyString(value, 'url')
-  let protocol: string
-  try {
-    protocol = new URL(url).protocol
-  } catch {
-    throw new InputError('BAD_URL', `expected a relay address like ws://127.0.0.1:7357, got ${JSON.stringify(url.slice(0, 200))}`, { field: 'url' })
-  }
-  if (protocol !== 'ws:' && protocol !== 'wss:') throw new InputError('BAD_URL', `a relay address starts with ws:// or wss://, not ${protocol}`, { field: 'url' })
-  if (url.includes('#')) throw new InputError('BAD_URL', 'a relay address has no fragment (#…)', { field: 'url' })
+  const problem = relayUrlProblem(url)
+  if (problem !== undefined) throw new InputError('BAD_URL', problem, { field: 'url' })
   return url
 }

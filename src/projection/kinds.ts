@@ -25,5 +25,5 @@ export {
   SUMMARY_MAX_CODE_POINTS, PREVIEW_MAX_UNMASKED_CODE_POINTS, PREVIEW_MIN_MASK_RUN,
   type CreateContext, type ValidatedRecord,
 } from './record-create.js'
-export { isEmptyPatch, readPatch, refuseWriteOnce, validatePatch, type PatchInput, type RecordPatch } from './record-patch.js'
+export { isEmptyPatch, mapFieldOfKey, readPatch, refuseWriteOnce, validatePatch, type PatchInput, type RecordPatch } from './record-patch.js'
 export { MAX_EXT_DEPTH } from './field-values.js'

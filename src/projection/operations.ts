@@ -18,7 +18,7 @@
 import { CLAIM_CLASSES, type ClaimClass, type RecordOperation } from '../crdt/index.js'
 import { CairnError } from '../errors.js'
 import type { EventBody, JsonValue } from '../log/index.js'
-import { fieldOf, isEmptyPatch, isRecordKind, kindSpec, readPatch, type RecordKind, type RecordPatch } from './kinds.js'
+import { fieldOf, isEmptyPatch, isRecordKind, kindSpec, mapFieldOfKey, readPatch, type RecordKind, type RecordPatch } from './kinds.js'
 
 export const MEMORY_OPS = {
   create: 'memory.create',
@@ -144,10 +144,7 @@ export function patchReadsDifferentlySinceLayout4(body: EventBody): boolean {
   const data = body.data
   if (!isObject(data) || !isRecordKind(data.kind) || typeof data.id !== 'string' || data.id.length === 0) return false
   const spec = kindSpec(data.kind)
-  if (isObject(data.set) && Object.keys(data.set).some((name) => {
-    const dot = name.indexOf('.')
-    return dot > 0 && fieldOf(spec, name.slice(0, dot))?.merge === 'map'
-  })) return true
+  if (isObject(data.set) && Object.keys(data.set).some((name) => mapFieldOfKey(spec, name) !== undefined)) return true
   try {
     const { known, whole } = decodePatch(data.kind, data)
     return isEmptyPatch(known) && !isEmptyPatch(whole)

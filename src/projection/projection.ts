@@ -88,7 +88,7 @@ export class Projection {
     if (layout < 2 || projection.meta.rebuilding !== undefined) await projection.rebuild()
     else {
       if (layout < 3) await projection.listUnnamedDeletions()
-      if (layout < 4) await projection.applyDroppedPatches()
+      if (layout < 4) await projection.upgradeToLayout4()
     }
     if (!features.onDemand) {
       await projection.catchUp()
@@ -123,10 +123,10 @@ export class Projection {
    * events applied so far hold one, the store is rebuilt; otherwise only the layout is recorded
    * (one read of the log, no write). A crash part way leaves layout 3, and the next open looks again.
    */
-  private async applyDroppedPatches(): Promise<void> {
+  private async upgradeToLayout4(): Promise<void> {
     for await (const event of this.log.readApplied(0)) {
       if (event.local > this.meta.cursor) break
-      if (event.body?.op === MEMORY_OPS.patch && patchReadsDifferentlySinceLayout4(event.body)) {
+      if (event.body !== undefined && patchReadsDifferentlySinceLayout4(event.body)) {
         await this.rebuild()
         return
       }

@@ -121,11 +121,10 @@ function readSet(spec: KindSpec, input: unknown, out: RecordPatch): void {
     const field = fieldOf(spec, name)
     if (field === undefined) {
       // `metadata.key`: one key of a map field, as `unset` takes it.
-      const dot = name.indexOf('.')
-      const mapField = dot > 0 ? fieldOf(spec, name.slice(0, dot)) : undefined
-      if (mapField?.merge === 'map') {
+      const mapField = mapFieldOfKey(spec, name)
+      if (mapField !== undefined) {
         checkOperation(mapField, 'set', label)
-        setMapEntries(out, mapField.name, { [name.slice(dot + 1)]: raw }, fieldLabel(kind, mapField.name))
+        setMapEntries(out, mapField.name, { [name.slice(mapField.name.length + 1)]: raw }, fieldLabel(kind, mapField.name))
         continue
       }
       if (!spec.hasExt) refuse('UNKNOWN_FIELD', `${kind} has no such field`, label)
@@ -147,6 +146,13 @@ function readSet(spec: KindSpec, input: unknown, out: RecordPatch): void {
   }
 }
 
+/** The map field a dotted name is one key of (`metadata.key` → metadata), if it is one. */
+export function mapFieldOfKey(spec: KindSpec, name: string): FieldSpec | undefined {
+  const dot = name.indexOf('.')
+  const field = dot > 0 ? fieldOf(spec, name.slice(0, dot)) : undefined
+  return field?.merge === 'map' ? field : undefined
+}
+
 /** Keys of a map field set (a string) or unset (null), added to what the patch sets of it already. */
 function setMapEntries(out: RecordPatch, name: string, entries: { readonly [key: string]: unknown }, label: string): void {
   const set: Record<string, string> = { ...(out.set[name] as Record<string, string> | undefined) }
@@ -162,9 +168,7 @@ function readUnset(spec: KindSpec, input: unknown, out: RecordPatch): void {
   for (let i = 0; i < items.length; i++) {
     const name = readString(items[i], indexLabel('patch.unset', i))
     const label = fieldLabel(spec.kind, name)
-    const dot = name.indexOf('.')
-    const mapField = dot > 0 ? fieldOf(spec, name.slice(0, dot)) : undefined
-    if (mapField?.merge === 'map') {
+    if (mapFieldOfKey(spec, name) !== undefined) {
       out.unset.push(name)
       continue
     }
