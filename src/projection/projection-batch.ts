@@ -10,7 +10,7 @@
  * Invariant: the writes depend only on the stored projection and the events, never on timing,
  * so applying the log from the start yields the same bytes as applying it incrementally.
  */
-import { applyRecordOperation, emptyRecordState, INFERRED_STAMP, type RecordState, type Tombstone } from '../crdt/index.js'
+import { applyRecordOperation, compareStamps, emptyRecordState, INFERRED_STAMP, type RecordState, type Tombstone } from '../crdt/index.js'
 import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
 import { fieldOf, kindSpec, type RecordKind } from './kinds.js'
@@ -57,10 +57,14 @@ export interface ProjectionSource {
 // History values start with the kind of operation, so a delete can erase exactly the events
 // that carried content and keep the tombstone events (which carry none). A record deleted only
 // because a parent was (no event names it) keeps its content events as `k`: hidden from reads
-// and history, erased once a deletion names the record (keepsInferredBodies).
+// and history, erased once a deletion names the record (keepsInferredBodies). An operation of
+// another kind than the record's (a concurrent create of its id as another kind, and what
+// followed it) is `o`: not applied and not shown, but found again if that kind wins later
+// (kindChanges), and erased by a deletion like content.
 const CONTENT_OP = 'c'
 const KEPT_OP = 'k'
 const TOMBSTONE_OP = 't'
+const OTHER_KIND_OP = 'o'
 const EMPTY_VIEW = new Uint8Array(0)
 
 function isDeleted(state: RecordState | undefined): boolean {
@@ -93,6 +97,16 @@ function needsKeeping(state: RecordState): boolean {
 /** Whether a record is deleted and keeps the bodies of its content all the same (keepsInferredBodies). */
 export function keepsDeletedBodies(state: RecordState): boolean {
   return isDeleted(state) && keepsInferredBodies(state)
+}
+
+/**
+ * A deletion or redaction takes the id whatever kind it holds here, and the record then has the
+ * kind its winning tombstone named. Deleting erases the bodies of every create, so the kind
+ * cannot be decided from them any more on a replica that applies the log again; the tombstones
+ * stay, and every replica holds the same winner (one id, two kinds: kind-decision.ts).
+ */
+function withTombstoneKind(before: RecordState, after: RecordState, kind: RecordKind): RecordState {
+  return after.tombstone !== before.tombstone && after.kind !== kind ? { ...after, kind } : after
 }
 
 /** What a record's deletion did to its bodies: none yet, kept (inferred), or erased. */
@@ -188,6 +202,14 @@ export class ProjectionBatch {
     this.replay = { runs, records: replayed, resume: { recordedAt: this.recordedAt, runStart: this.runStart } }
   }
 
+  /**
+   * Records whose kind another create won in this batch: a create of the id as another kind,
+   * earlier than the record's own (or the record had none). Their events must be applied again
+   * under the winning kind (Projection replays them once the batch is stored). A replay never
+   * adds to this: it starts each record with the kind its events decide (kindsDecided).
+   */
+  readonly kindChanges = new Set<string>()
+
   private async load(ids: Iterable<string>): Promise<void> {
     const missing: string[] = []
     for (const id of new Set(ids)) {
@@ -235,7 +257,7 @@ export class ProjectionBatch {
    * references follow whatever the replay ends with; history and as-of versions are dropped and
    * the replay writes them again (with replayIn, each version in its own run). Call before applyEvents.
    */
-  async restart(ids: readonly string[]): Promise<void> {
+  async restart(ids: readonly string[], kinds: ReadonlyMap<string, RecordKind> = new Map()): Promise<void> {
     await this.load(ids)
     // A record deleted through its parent, its bodies erased, starts from that deletion: the log
     // cannot show it (q:z; a store from before it was kept was given its q:z when rebuilt on open).
@@ -247,7 +269,7 @@ export class ProjectionBatch {
         for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) this.writes.push({ type: 'del', key })
       }
       const deletion = kept[i]
-      const start = deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : emptyRecordState(id, stored.kind)
+      const start = deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : emptyRecordState(id, kinds.get(id) ?? stored.kind)
       this.put(id, start)
       // Its history is written again from the start: a deletion the replay reaches marks it anew.
       this.deletedBefore.set(id, deletionBodies(start))
@@ -317,13 +339,20 @@ export class ProjectionBatch {
     const derived = decoded.derived ?? []
     await this.load([decoded.id, ...derived.map((record) => record.id)])
     const current = this.loaded.get(decoded.id) ?? emptyRecordState(decoded.id, decoded.kind)
-    if (current.kind !== decoded.kind) return
     const { operation } = decoded
-    const needsVector = operation.type === 'supersede' || (operation.type === 'patch' && Object.keys(operation.remove).length > 0)
-    const vector = needsVector ? ((await this.source.causalVector(event.id)) ?? {}) : {}
     const { header } = event
     const stamp = { wall: header.clock.wall, logical: header.clock.logical, author: header.author, seq: header.seq }
-    const spec = kindSpec(decoded.kind)
+    // One id, two kinds (memory-model.md §1.3): the record's kind is its earliest create's.
+    // Deletions take the id whatever its kind; content for a deleted record is handled below.
+    if (current.kind !== decoded.kind && operation.type !== 'tombstone' && current.tombstone === undefined) {
+      this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${OTHER_KIND_OP}${event.id}`) })
+      const wins = operation.type === 'create' && (current.created === undefined || compareStamps(stamp, current.created) < 0)
+      if (wins && this.replay === undefined) this.kindChanges.add(decoded.id)
+      return
+    }
+    const needsVector = operation.type === 'supersede' || (operation.type === 'patch' && Object.keys(operation.remove).length > 0)
+    const vector = needsVector ? ((await this.source.causalVector(event.id)) ?? {}) : {}
+    const spec = kindSpec(current.kind as RecordKind)
     const result = applyRecordOperation(current, operation, { stamp, vector, mergeClassOf: (field) => fieldOf(spec, field)?.merge, parentFields: spec.parentFields })
     const opCode = operation.type === 'tombstone' ? TOMBSTONE_OP : CONTENT_OP
     if (result.ignored) {
@@ -335,17 +364,16 @@ export class ProjectionBatch {
       return
     }
     this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${opCode}${event.id}`) })
-    this.put(decoded.id, result.state)
+    this.put(decoded.id, withTombstoneKind(current, result.state, decoded.kind))
     if (operation.type !== 'tombstone') return
     for (const record of derived) {
       const state = this.loaded.get(record.id) ?? emptyRecordState(record.id, record.kind)
-      if (state.kind !== record.kind) continue
       const tombstoned = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: operation.record, derivedFrom: decoded.id }, {
         stamp, vector, mergeClassOf: () => undefined,
       })
       if (tombstoned.ignored) continue
       this.putOfRecord(record.id, { type: 'put', key: this.keys.history(record.id, event.local), value: encodeJson(`${TOMBSTONE_OP}${event.id}`) })
-      this.put(record.id, tombstoned.state)
+      this.put(record.id, withTombstoneKind(state, tombstoned.state, record.kind))
     }
   }
 
@@ -583,7 +611,7 @@ export class ProjectionBatch {
     const history = this.keys.historyPrefix(id)
     const contentEntry = (value: Uint8Array): EventId | undefined => {
       const entry = decodeJson(value) as string
-      return entry.startsWith(CONTENT_OP) || (!keep && entry.startsWith(KEPT_OP)) ? entry.slice(1) as EventId : undefined
+      return entry.startsWith(CONTENT_OP) || entry.startsWith(OTHER_KIND_OP) || (!keep && entry.startsWith(KEPT_OP)) ? entry.slice(1) as EventId : undefined
     }
     const purged: { key: string; event: EventId }[] = []
     for await (const [key, value] of this.storage.entries({ gte: history, lt: this.keys.end(history) })) {

@@ -55,6 +55,11 @@ export interface ProjectionMeta {
   readonly layout?: number
   /** Set while a rebuild is under way: the layout the store had before it (Projection.rebuild). */
   readonly rebuilding?: number
+  /**
+   * Records whose kind another kind's create won (ProjectionBatch.kindChanges), stored with the
+   * batch that found it, until their replay is stored: a crash between the two resumes it on open.
+   */
+  readonly kindReplays?: readonly string[]
 }
 
 /**
@@ -68,8 +73,13 @@ export interface ProjectionMeta {
  *      empty and dropped. A `set` key naming a map field's key (`metadata.key`) is that key.
  *      A layout-3 store whose log holds such a patch is rebuilt when it opens; any other only
  *      records the new layout
+ *   5  one id created as two kinds takes its earliest create's kind, whatever arrived first,
+ *      and the other kind's operations are in its history as `o` (projection-batch.ts); a
+ *      deletion or redaction takes the id whatever its kind. A layout-4 store whose log holds
+ *      operations of two kinds on one id is rebuilt when it opens; any other only records
+ *      the new layout
  */
-export const PROJECTION_LAYOUT = 4
+export const PROJECTION_LAYOUT = 5
 
 export function encodeMeta(meta: ProjectionMeta): Uint8Array {
   return packr.pack(meta)
@@ -84,6 +94,7 @@ export function decodeMeta(bytes: Uint8Array | undefined): ProjectionMeta {
     ...(value.withdrawing ? { withdrawing: value.withdrawing } : {}),
     ...(value.layout !== undefined ? { layout: value.layout } : {}),
     ...(value.rebuilding !== undefined ? { rebuilding: value.rebuilding } : {}),
+    ...(value.kindReplays !== undefined && value.kindReplays.length > 0 ? { kindReplays: value.kindReplays } : {}),
   }
 }
 

@@ -272,8 +272,9 @@ export class ProjectionReader {
     const out: HistoryEntry[] = []
     for await (const [key, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
       const entry = decodeJson(value) as string
-      // `k`: content of a record deleted through its parent, kept for other replicas (projection-batch.ts), not shown.
-      if (entry.startsWith('k')) continue
+      // `k`: content of a record deleted through its parent, kept for other replicas; `o`: an
+      // operation of another kind than the record's (projection-batch.ts). Neither is shown.
+      if (entry.startsWith('k') || entry.startsWith('o')) continue
       out.push({ local: parseInt(key.slice(prefix.length), 16), event: entry.slice(1), type: entry.startsWith('t') ? 'tombstone' : 'content' })
     }
     return out

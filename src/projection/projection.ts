@@ -12,7 +12,8 @@ import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
 import { FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
 import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
-import { kindSpec } from './kinds.js'
+import { kindsDecided } from './kind-decision.js'
+import { kindSpec, type RecordKind } from './kinds.js'
 import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4 } from './operations.js'
 import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache, type CachedRecord } from './record-cache.js'
@@ -88,7 +89,7 @@ export class Projection {
     if (layout < 2 || projection.meta.rebuilding !== undefined) await projection.rebuild()
     else {
       if (layout < 3) await projection.listUnnamedDeletions()
-      if (layout < 4) await projection.upgradeToLayout4()
+      if (layout < PROJECTION_LAYOUT) await projection.upgradeFromLog(layout)
     }
     if (!features.onDemand) {
       await projection.catchUp()
@@ -119,19 +120,33 @@ export class Projection {
   }
 
   /**
-   * Layout 3 → 4: some patches read differently now (patchReadsDifferentlySinceLayout4). If the
-   * events applied so far hold one, the store is rebuilt; otherwise only the layout is recorded
-   * (one read of the log, no write). A crash part way leaves layout 3, and the next open looks again.
+   * Layout 3 or 4 → 5: if the events applied so far hold one that this version reads differently
+   * (from layout 4: patchReadsDifferentlySinceLayout4; from 5: operations of two kinds on one id,
+   * or a redaction naming another kind than its record's), the store is rebuilt; otherwise only
+   * the layout is recorded (one read of the log, no write). A crash part way leaves the old
+   * layout, and the next open looks again.
    */
-  private async upgradeToLayout4(): Promise<void> {
+  private async upgradeFromLog(layout: number): Promise<void> {
+    const kinds = new Map<string, RecordKind>()
+    const twoKinds = (id: string, kind: RecordKind): boolean => {
+      const held = kinds.get(id)
+      if (held === undefined) kinds.set(id, kind)
+      return held !== undefined && held !== kind
+    }
     for await (const event of this.log.readApplied(0)) {
       if (event.local > this.meta.cursor) break
-      if (event.body !== undefined && patchReadsDifferentlySinceLayout4(event.body)) {
+      if (event.body === undefined) continue
+      const decoded = decodeMemoryOperation(event.body)
+      const readsDifferently = (layout < 4 && patchReadsDifferentlySinceLayout4(event.body)) || (decoded !== undefined && (
+        twoKinds(decoded.id, decoded.kind) ||
+        (decoded.derived ?? []).some((record) => twoKinds(record.id, record.kind)) ||
+        (decoded.operation.type === 'tombstone' && decoded.operation.record.targetKind !== decoded.kind)))
+      if (readsDifferently) {
         await this.rebuild()
         return
       }
     }
-    this.meta = { ...this.meta, layout: 4 }
+    this.meta = { ...this.meta, layout: PROJECTION_LAYOUT }
     await this.storage.write([{ type: 'put', key: this.keys.meta, value: encodeMeta(this.meta) }])
   }
 
@@ -145,6 +160,17 @@ export class Projection {
     if (late.length > 0) await this.bodiesFilled(late)
     const withdrawing = this.meta.withdrawing
     if (withdrawing) await this.withdrawRecords(withdrawing.ids, withdrawing.keep)
+  }
+
+  /**
+   * Replays the records whose kind another create won (ProjectionMeta.kindReplays) under the
+   * kind their events decide. The mutex must be held. A replay never finds another such change.
+   * Every catch-up ends with it, so one a crash cut short is done by the next (on open, or on
+   * an on-demand projection's next read).
+   */
+  private async replayKindChanges(): Promise<RecordChange[]> {
+    const ids = this.meta.kindReplays
+    return ids === undefined ? [] : this.replayHeld(ids, [], false)
   }
 
   /** Whether the log holds events this projection has not applied. */
@@ -291,6 +317,7 @@ export class Projection {
       await run.store()
       this.forgetApplied()
       if (this.meta.erasing.length > 0) await this.finishErasure()
+      if (this.meta.kindReplays !== undefined) run.changes.push(...await this.replayKindChanges())
       return run.changes
     })
   }
@@ -359,33 +386,36 @@ export class Projection {
   /** `endsWithdrawal`: this is a withdrawal's replay, so its records leave the meta's `withdrawing`. */
   private replay(ids: readonly string[], events: readonly EventId[], endsWithdrawal: boolean): Promise<RecordChange[]> {
     if (ids.length === 0) return Promise.resolve([])
-    return this.mutex.run(async () => {
-      const wanted = new Set(ids)
-      // Records that reference them are replayed too: a deletion the replay applies changes their
-      // views in the run where it falls, which their own versions must show.
-      for (const id of ids) {
-        const prefix = this.keys.referencePrefix(id)
-        for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) wanted.add(idFromKey(key))
-      }
-      const eventIds = new Set<string>(events)
-      for (const id of wanted) {
-        const prefix = this.keys.historyPrefix(id)
-        for await (const [, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) eventIds.add((decodeJson(value) as string).slice(1))
-      }
-      const replay: LogEvent[] = []
-      for (const id of eventIds) {
-        const event = await this.log.get(id)
-        const decoded = event?.body ? decodeMemoryOperation(event.body) : undefined
-        if (!event || !decoded || event.local > this.meta.cursor) continue
-        if (wanted.has(decoded.id) || decoded.derived?.some((record) => wanted.has(record.id))) replay.push(event)
-      }
-      replay.sort((a, b) => a.local - b.local)
-      const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
-      batch.replayIn(await this.runsOf(replay), wanted)
-      await batch.restart([...wanted])
-      await batch.applyEvents(replay)
-      return this.store(batch, this.meta.cursor, endsWithdrawal ? wanted : undefined)
-    })
+    return this.mutex.run(() => this.replayHeld(ids, events, endsWithdrawal))
+  }
+
+  /** `replay` with the mutex held. Every record it replays leaves the meta's `kindReplays`. */
+  private async replayHeld(ids: readonly string[], events: readonly EventId[], endsWithdrawal: boolean): Promise<RecordChange[]> {
+    const wanted = new Set(ids)
+    // Records that reference them are replayed too: a deletion the replay applies changes their
+    // views in the run where it falls, which their own versions must show.
+    for (const id of ids) {
+      const prefix = this.keys.referencePrefix(id)
+      for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) wanted.add(idFromKey(key))
+    }
+    const eventIds = new Set<string>(events)
+    for (const id of wanted) {
+      const prefix = this.keys.historyPrefix(id)
+      for await (const [, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) eventIds.add((decodeJson(value) as string).slice(1))
+    }
+    const replay: LogEvent[] = []
+    for (const id of eventIds) {
+      const event = await this.log.get(id)
+      const decoded = event?.body ? decodeMemoryOperation(event.body) : undefined
+      if (!event || !decoded || event.local > this.meta.cursor) continue
+      if (wanted.has(decoded.id) || decoded.derived?.some((record) => wanted.has(record.id))) replay.push(event)
+    }
+    replay.sort((a, b) => a.local - b.local)
+    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
+    batch.replayIn(await this.runsOf(replay), wanted)
+    await batch.restart([...wanted], kindsDecided(replay, wanted))
+    await batch.applyEvents(replay)
+    return this.store(batch, this.meta.cursor, { replayed: wanted, ...(endsWithdrawal ? { withdrawn: wanted } : {}) })
   }
 
   /**
@@ -449,7 +479,7 @@ export class Projection {
           const event = await this.log.get(entry.slice(1))
           if (!event?.body || event.header.author === keep) continue
           // Content, and a redaction (its body keeps the record's skeleton); deletions stay (they name ids only).
-          if (entry.startsWith('c') || entry.startsWith('k') || event.body.op === MEMORY_OPS.redact) out.push(event.id)
+          if (entry.startsWith('c') || entry.startsWith('k') || entry.startsWith('o') || event.body.op === MEMORY_OPS.redact) out.push(event.id)
         }
       }
       return { held, bodies: out }
@@ -534,15 +564,18 @@ export class Projection {
    * Stores a batch's writes with the new cursor, erases what it asks, tells subscribers. A
    * withdrawal's replay takes its records (`withdrawn`) off the meta's `withdrawing`.
    */
-  private async store(batch: ProjectionBatch, cursor: number, withdrawn?: ReadonlySet<string>): Promise<RecordChange[]> {
+  private async store(batch: ProjectionBatch, cursor: number, replay: { readonly replayed?: ReadonlySet<string>; readonly withdrawn?: ReadonlySet<string> } = {}): Promise<RecordChange[]> {
     const { writes, erase, changes, viewDelta, unnamedAdded } = await batch.finish(this.meta)
+    const { replayed, withdrawn } = replay
     const pending = this.meta.withdrawing
     const remaining = pending?.ids.filter((id) => !withdrawn?.has(id)) ?? []
     const withdrawing = pending && remaining.length > 0 ? { ...pending, ids: remaining } : undefined
+    const kindReplays = [...new Set([...(this.meta.kindReplays ?? []).filter((id) => !replayed?.has(id)), ...batch.kindChanges])]
     const views = this.meta.views === undefined ? undefined : this.meta.views + viewDelta
     const meta: ProjectionMeta = {
       cursor, erasing: erase, ...batch.run, ...(views !== undefined ? { views } : {}), ...(withdrawing ? { withdrawing } : {}),
       ...(this.meta.layout !== undefined ? { layout: this.meta.layout } : {}), ...(this.meta.rebuilding !== undefined ? { rebuilding: this.meta.rebuilding } : {}),
+      ...(kindReplays.length > 0 ? { kindReplays } : {}),
     }
     writes.push({ type: 'put', key: this.keys.meta, value: encodeMeta(meta) })
     // The cursor rides in the batch, so a crash that loses it leaves these events to apply

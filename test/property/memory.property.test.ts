@@ -261,6 +261,47 @@ describe('memory merge properties', () => {
     }), { numRuns: Number(process.env.RUNS ?? 60) })
   })
 
+  it('replicas that create one id with two kinds concurrently end alike: the earliest create decides the kind', async () => {
+    // Caller-chosen ids (`shared_0`, `shared_1`) that one replica makes an episode and another an
+    // entity, before either has seen the other's; then edits, deletions and redactions of them.
+    const kinds = new Set([...EXPECTED, 'ID_TAKEN', 'UNKNOWN_FIELD'])
+    const step = fc.record({ replica: fc.nat(), action: fc.nat(7), a: fc.nat(1), b: fc.nat(3), tick: fc.nat(2) })
+    await fc.assert(fc.asyncProperty(fc.integer({ min: 2, max: 3 }), fc.array(step, { minLength: 3, maxLength: 14 }), fc.nat(), async (count, history, seed) => {
+      const random = new SeededRandom(seed)
+      const { memories, clock } = await openReplicas(count)
+      for (const { replica, action, a, b, tick } of history) {
+        clock.advance(tick)
+        const memory = memories[replica % count] as Memory
+        const id = `shared_${a}`
+        try {
+          switch (action) {
+            case 0: await memory.remember({ kind: 'episode', id, summary: `secret-${id}-episode ${b}`, tags: [`t${b}`] }); break
+            case 1: await memory.remember({ kind: 'entity', id, type: 'person', canonicalName: `entity ${b}`, summary: `secret-${id}-entity ${b}` }); break
+            // Both kinds have a summary: an edit made under either kind.
+            case 2: await memory.update(id, { set: { summary: `secret-${id}-edited ${b}` } }); break
+            case 3: await memory.forget(id); break
+            case 4: await memory.redact(id); break
+            default: await deliver(memories[(replica + 1 + b) % count] as Memory, memory, random); break
+          }
+        } catch (error) {
+          if (!(error instanceof CairnError) || !kinds.has(error.code)) throw error
+        }
+      }
+      const statuses = await exchangeShuffled(memories, random, ['shared_0', 'shared_1'])
+      const shown = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(['shared_0', 'shared_1'].map((id) => memory.get(id))))))
+      expect(new Set(shown).size).toBe(1)
+      for (const memory of memories) {
+        // A deletion or redaction erased the content of both kinds from every log.
+        const bodies = (await memory.events()).map((envelope) => Buffer.from(envelope.body ?? []).toString('utf8')).join('\n')
+        statuses.forEach((status, a) => {
+          if (status === 'deleted' || status === 'redacted') expect(bodies).not.toContain(`secret-shared_${a}-`)
+        })
+        await expectRebuildStoresTheSame(memory)
+      }
+      await closeAll(memories)
+    }), { numRuns: Number(process.env.RUNS ?? 60) })
+  })
+
   it('the incremental projection equals a rebuild from the log, byte for byte', async () => {
     await fc.assert(fc.asyncProperty(steps, fc.nat(), async (history, seed) => {
       const { memories, clock } = await openReplicas(2)

@@ -1,0 +1,174 @@
+/**
+ * Two replicas that choose one id for records of two kinds before seeing each other's end
+ * alike (memory-model.md §1.3): the id takes its earliest create's kind whatever arrived first,
+ * the other kind's operations neither show nor count, a deletion takes the id whatever its kind
+ * and erases the bodies of both, and a replay interrupted by a crash resumes on open. Stores of
+ * projection layout 4 whose log holds such an id are rebuilt when they open.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { ManualClock } from '../../src/log/clock.js'
+import { Identity, LogStore } from '../../src/log/index.js'
+import { Memory } from '../../src/memory/index.js'
+import type { Projection } from '../../src/projection/index.js'
+import { decodeMeta, encodeMeta, PROJECTION_LAYOUT } from '../../src/projection/projection-codec.js'
+import { deliver, openReplicas } from '../helpers/memory-replicas.js'
+
+const open: { close(): Promise<void> }[] = []
+afterEach(async () => {
+  for (const item of open.splice(0).reverse()) await item.close()
+})
+
+function projectionOf(memory: Memory): Projection {
+  return (memory as unknown as { core: { projection: Projection } }).core.projection
+}
+
+/** The kind each event in a record's history was written for. */
+async function historyKinds(memory: Memory, id: string): Promise<string[]> {
+  const out: string[] = []
+  for (const item of await memory.history(id)) {
+    const event = await memory.log.get(item.event)
+    out.push(String((event?.body?.data as { kind?: unknown } | undefined)?.kind))
+  }
+  return out
+}
+
+async function bodiesOf(memory: Memory): Promise<string> {
+  return (await memory.events()).map((envelope) => Buffer.from(envelope.body ?? []).toString('utf8')).join('\n')
+}
+
+/** A laptop writes `shared` as an entity at 1,000 ms, a phone as an episode at 2,000 ms, each unseen by the other. */
+async function twoKinds(order: 'laptop first' | 'phone first') {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
+  const { memories: [laptop, phone] } = await openReplicas(2, clock)
+  open.push(laptop as Memory, phone as Memory)
+  clock.advance(1000)
+  await (laptop as Memory).remember({ kind: 'entity', id: 'shared', type: 'person', canonicalName: 'Ann', summary: 'secret-entity' })
+  clock.advance(1000)
+  await (phone as Memory).remember({ kind: 'episode', id: 'shared', summary: 'secret-episode', tags: ['walk'] })
+  await (phone as Memory).update('shared', { set: { importance: 0.9 } })
+  const [first, second] = order === 'laptop first' ? [laptop, phone] : [phone, laptop]
+  await deliver(first as Memory, second as Memory)
+  await deliver(second as Memory, first as Memory)
+  return { laptop: laptop as Memory, phone: phone as Memory }
+}
+
+describe('one id created as two kinds', () => {
+  for (const order of ['laptop first', 'phone first'] as const) {
+    it(`takes the earliest create's kind on every replica (${order})`, async () => {
+      const { laptop, phone } = await twoKinds(order)
+      for (const memory of [laptop, phone]) {
+        // The phone showed its episode until the laptop's earlier entity arrived.
+        expect(await memory.get('shared')).toMatchObject({ kind: 'entity', canonicalName: 'Ann', summary: 'secret-entity' })
+        expect(await memory.query({ kind: 'episode' })).toEqual({ records: [] })
+        expect(await memory.search('secret')).toEqual([expect.objectContaining({ record: expect.objectContaining({ kind: 'entity' }) })])
+        // The episode's events are not the entity's history.
+        expect(await historyKinds(memory, 'shared')).toEqual(['entity'])
+      }
+      expect(await phone.digest()).toBe(await laptop.digest())
+      const digest = await phone.digest()
+      await phone.rebuild()
+      expect(await phone.digest()).toBe(digest)
+    })
+  }
+
+  it('a deletion takes the id whatever kind the deleting replica held, and erases the bodies of both kinds everywhere', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const { memories: [laptop, phone] } = await openReplicas(2, clock)
+    open.push(laptop as Memory, phone as Memory)
+    await (laptop as Memory).remember({ kind: 'entity', id: 'shared', type: 'person', canonicalName: 'Ann', summary: 'secret-entity' })
+    clock.advance(1000)
+    await (phone as Memory).remember({ kind: 'episode', id: 'shared', summary: 'secret-episode' })
+    // The phone forgets its episode before it has seen the laptop's entity (which wins the kind).
+    await (phone as Memory).forget('shared')
+    await deliver(laptop as Memory, phone as Memory)
+    await deliver(phone as Memory, laptop as Memory)
+    for (const memory of [laptop as Memory, phone as Memory]) {
+      expect(await memory.status('shared')).toBe('deleted')
+      const bodies = await bodiesOf(memory)
+      expect(bodies).not.toContain('secret-entity')
+      expect(bodies).not.toContain('secret-episode')
+    }
+    expect(await (phone as Memory).digest()).toBe(await (laptop as Memory).digest())
+  })
+
+  it('forgetting the winner erases the losing kind\'s bodies too, on every replica that holds them', async () => {
+    const { laptop, phone } = await twoKinds('phone first')
+    // Both hold the phone's episode create (and its edit) as operations of the losing kind.
+    expect(await bodiesOf(laptop)).toContain('secret-episode')
+    await laptop.forget('shared')
+    await deliver(laptop, phone)
+    for (const memory of [laptop, phone]) {
+      expect(await memory.status('shared')).toBe('deleted')
+      const bodies = await bodiesOf(memory)
+      expect(bodies).not.toContain('secret-entity')
+      expect(bodies).not.toContain('secret-episode')
+      expect(bodies).not.toContain('0.9')
+    }
+    expect(await phone.digest()).toBe(await laptop.digest())
+  })
+
+  it('a replay the kind change needs, cut short by a crash, is done when the store opens again', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const owner = await Memory.open({ clock })
+    const store = await LogStore.open()
+    const identity = Identity.generate()
+    const phoneLog = await store.openSpace(owner.space)
+    await owner.grant(identity.author)
+    let phone = await Memory.attach(store, phoneLog.space, identity)
+    open.push(owner, store)
+    await phone.ingest(await owner.events())
+    await owner.remember({ kind: 'entity', id: 'shared', type: 'person', canonicalName: 'Ann' })
+    clock.advance(1000)
+    await phone.remember({ kind: 'episode', id: 'shared', summary: 'a walk' })
+    // The replay never runs: as if the process died once the batch that found the change was stored.
+    const projection = projectionOf(phone) as unknown as { replayKindChanges(): Promise<unknown[]> }
+    projection.replayKindChanges = async () => []
+    await phone.ingest(await owner.events(phone.versionVector()))
+    expect((await phone.get('shared'))?.kind).toBe('episode')
+    await phone.close()
+    phone = await Memory.attach(store, phoneLog.space, identity)
+    open.push(phone)
+    expect(await phone.get('shared')).toMatchObject({ kind: 'entity', canonicalName: 'Ann' })
+    expect(decodeMeta(await store.storage.get(`${phone.space}:q:m`)).kindReplays).toBeUndefined()
+    await owner.ingest(await phone.events(owner.versionVector()))
+    expect(await phone.digest()).toBe(await owner.digest())
+  })
+})
+
+describe('projection layout 4 → 5', () => {
+  /** A store whose meta says layout 4, opened again; `twoKinds`: its log holds one id written as two kinds. */
+  async function storeAtLayout4(twoKinds: boolean) {
+    const store = await LogStore.open()
+    const identity = Identity.generate()
+    const log = await store.createSpace(identity)
+    const memory = await Memory.attach(store, log.space, identity)
+    await memory.remember({ kind: 'entity', id: 'shared', type: 'person', canonicalName: 'Ann' })
+    // Layout 4 refused nothing here: another kind's create of the id was skipped on arrival.
+    if (twoKinds) await memory.log.append(identity, { op: 'memory.create', data: { kind: 'episode', id: 'shared', fields: { summary: 'a walk' } } })
+    await memory.get('shared')
+    await memory.close()
+    const root = `${log.space}:q:`
+    const metaKey = `${root}m`
+    const meta = decodeMeta(await store.storage.get(metaKey))
+    // A key a rebuild would drop: it shows whether one ran.
+    const marker = `${root}~marker`
+    await store.storage.write([{ type: 'put', key: metaKey, value: encodeMeta({ ...meta, layout: 4 }) }, { type: 'put', key: marker, value: new Uint8Array([1]) }])
+    open.push(store)
+    const reopened = await Memory.attach(store, log.space, identity)
+    open.push(reopened)
+    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(PROJECTION_LAYOUT)
+    return { store, memory: reopened, marker }
+  }
+
+  it('rebuilds a store whose log holds one id written as two kinds', async () => {
+    const { store, memory, marker } = await storeAtLayout4(true)
+    expect(await store.storage.get(marker)).toBeUndefined()
+    expect((await memory.get('shared'))?.kind).toBe('entity')
+  })
+
+  it('only records layout 5 on a store without one', async () => {
+    const { store, memory, marker } = await storeAtLayout4(false)
+    expect(await store.storage.get(marker)).toBeDefined()
+    expect((await memory.get('shared'))?.kind).toBe('entity')
+  })
+})
