@@ -66,7 +66,19 @@ export interface RecordFacets {
   readonly confidence?: number
   readonly validFrom?: string
   readonly validTo?: string
+  /**
+   * Set on facets read from an index entry of a record with more than MAX_FACET_TAGS tags: the
+   * entry leaves its tags out (`tags` is empty), so a tag filter must look at the view.
+   */
+  readonly tagsLeftOut?: true
 }
+
+/**
+ * The most tags an index entry carries. Every entry of a record (one per tag among them) holds
+ * its facets, so carrying every tag made a record with T tags write T² of them: 4,000 tags took
+ * 66 MB. Past this many, entries leave the tags out and a tag filter reads the record's view.
+ */
+export const MAX_FACET_TAGS = 32
 
 export function facetsOf(view: RecordView, redacted: boolean): RecordFacets {
   if (redacted) return { kind: view.kind, tags: [], entities: [] }
@@ -84,15 +96,19 @@ export function facetsOf(view: RecordView, redacted: boolean): RecordFacets {
 
 const facetsPackr = new Packr({ useRecords: false, variableMapSize: true })
 
-// A fixed array layout: the same facets always encode to the same bytes (rebuild equality).
+// A fixed array layout: the same facets always encode to the same bytes (rebuild equality). An
+// eighth element, `true`, marks tags left out (MAX_FACET_TAGS); entries without it read as before.
 export function encodeFacets(facets: RecordFacets): Uint8Array {
-  return facetsPackr.pack([facets.kind, facets.contextID ?? null, facets.tags, facets.entities, facets.confidence ?? null, facets.validFrom ?? null, facets.validTo ?? null])
+  const leftOut = facets.tags.length > MAX_FACET_TAGS
+  const fields = [facets.kind, facets.contextID ?? null, leftOut ? [] : facets.tags, facets.entities, facets.confidence ?? null, facets.validFrom ?? null, facets.validTo ?? null]
+  return facetsPackr.pack(leftOut ? [...fields, true] : fields)
 }
 
 export function decodeFacets(bytes: Uint8Array): RecordFacets {
-  const [kind, contextID, tags, entities, confidence, validFrom, validTo] = facetsPackr.unpack(bytes) as [RecordKind, string | null, string[], string[], number | null, string | null, string | null]
+  const [kind, contextID, tags, entities, confidence, validFrom, validTo, leftOut] = facetsPackr.unpack(bytes) as [RecordKind, string | null, string[], string[], number | null, string | null, string | null, true | undefined]
   return {
     kind, tags, entities,
+    ...(leftOut === true ? { tagsLeftOut: true as const } : {}),
     ...(contextID !== null ? { contextID } : {}),
     ...(confidence !== null ? { confidence } : {}),
     ...(validFrom !== null ? { validFrom } : {}),

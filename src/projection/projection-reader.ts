@@ -66,7 +66,8 @@ export function matchesFacets(facets: RecordFacets, filter: RecordFilter): boole
     if (!kinds.includes(facets.kind)) return false
   }
   if (filter.context !== undefined && facets.contextID !== filter.context) return false
-  if (filter.tags) {
+  // Tags an index entry left out are judged on the view (the caller reads it: needsView).
+  if (filter.tags && !facets.tagsLeftOut) {
     const tags = new Set(facets.tags)
     if (filter.tags.all && !filter.tags.all.every((tag) => tags.has(tag))) return false
     if (filter.tags.any && filter.tags.any.length > 0 && !filter.tags.any.some((tag) => tags.has(tag))) return false
@@ -204,8 +205,12 @@ export class ProjectionReader {
     if (!asOf && prefix !== this.keys.viewPrefix) {
       // Index entries carry facets: filter while walking, read views only for what is returned.
       const chosen: string[] = []
+      const recheck = new Set<string>()
       for await (const [key, value] of this.storage.entries(range)) {
-        if (value.length === 0 || !matchesFacets(decodeFacets(value), filter)) continue
+        if (value.length === 0) continue
+        const facets = decodeFacets(value)
+        if (!matchesFacets(facets, filter)) continue
+        if (facets.tagsLeftOut && filter.tags) recheck.add(key)
         chosen.push(key)
         if (chosen.length === page.limit) {
           full = true
@@ -213,12 +218,13 @@ export class ProjectionReader {
           break
         }
       }
-      // Expiry is not among the facets: an expired record leaves its page one short.
+      // Expiry is not among the facets, nor are the tags of a record with very many: such a
+      // record that does not pass leaves its page one short (the cursor goes on past it).
       const views = await this.storage.getMany(chosen.map((key) => this.keys.view(idFromKey(key))))
-      for (const bytes of views) {
+      views.forEach((bytes, i) => {
         const view = bytes ? decodeView(bytes) : undefined
-        if (view && !isExpired(view, options.nowMs)) records.push(view)
-      }
+        if (view && !isExpired(view, options.nowMs) && (!recheck.has(chosen[i] as string) || matchesFilter(view, filter))) records.push(view)
+      })
     } else {
       for await (const key of this.storage.keys(range)) {
         pending.push(key)
