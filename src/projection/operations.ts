@@ -125,9 +125,35 @@ function decodePatch(kind: RecordKind, data: { readonly [key: string]: unknown }
     ...(data.remove !== undefined ? { remove: data.remove } : {}),
     ...(data.increment !== undefined ? { increment: data.increment } : {}),
   })
-  const ext = isObject(data.ext) ? data.ext : {}
-  const unsetExt = isStringArray(data.unsetExt) ? data.unsetExt : []
+  const ext = isObject(data.ext) ? extensionKeysOnly(kind, data.ext) : {}
+  const unsetExt = isStringArray(data.unsetExt) ? data.unsetExt.filter((key) => !isNativeName(kind, key)) : []
   return { known, whole: { ...known, ext: { ...known.ext, ...ext }, unsetExt: [...known.unsetExt, ...unsetExt] } }
+}
+
+/** Whether a name is one of the kind's own fields (or the view's `kind` and `id`). */
+function isNativeName(kind: RecordKind, name: string): boolean {
+  return name === 'kind' || name === 'id' || fieldOf(kindSpec(kind), name) !== undefined
+}
+
+/**
+ * The unknown keys of a stored body's `ext`, without any that name one of the kind's own
+ * fields. Cairn's writers never put one there; another signer could, and the view would then
+ * show that key as the field (a `tags` no set holds, say) where the field itself is empty.
+ */
+function extensionKeysOnly(kind: RecordKind, ext: Json): Json {
+  const keys = Object.keys(ext)
+  if (!keys.some((key) => isNativeName(kind, key))) return ext
+  return Object.fromEntries(keys.filter((key) => !isNativeName(kind, key)).map((key) => [key, ext[key] as JsonValue]))
+}
+
+/** Whether a stored body's `ext` or `unsetExt` names one of its kind's own fields (read as dropped since projection layout 5). */
+export function extNamesNativeField(body: EventBody): boolean {
+  if (body.op !== MEMORY_OPS.create && body.op !== MEMORY_OPS.patch) return false
+  const data = body.data
+  if (!isObject(data) || !isRecordKind(data.kind)) return false
+  const kind = data.kind
+  return (isObject(data.ext) && Object.keys(data.ext).some((key) => isNativeName(kind, key))) ||
+    (isStringArray(data.unsetExt) && data.unsetExt.some((key) => isNativeName(kind, key)))
 }
 
 /**
@@ -166,7 +192,7 @@ export function decodeMemoryOperation(body: EventBody): MemoryOperation | undefi
         if (!isObject(data.fields) || (data.ext !== undefined && !isObject(data.ext))) return undefined
         const texts = decodeTexts(kind, data.texts)
         if (!texts) return undefined
-        return { kind, id, operation: { type: 'create', fields: data.fields, texts, ...(data.ext ? { ext: data.ext } : {}) } }
+        return { kind, id, operation: { type: 'create', fields: data.fields, texts, ...(data.ext ? { ext: extensionKeysOnly(kind, data.ext) } : {}) } }
       }
       case MEMORY_OPS.patch: {
         const { whole } = decodePatch(kind, data)

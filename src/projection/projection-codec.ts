@@ -75,9 +75,9 @@ export interface ProjectionMeta {
  *      records the new layout
  *   5  one id created as two kinds takes its earliest create's kind, whatever arrived first,
  *      and the other kind's operations are in its history as `o` (projection-batch.ts); a
- *      deletion or redaction takes the id whatever its kind. A layout-4 store whose log holds
- *      operations of two kinds on one id is rebuilt when it opens; any other only records
- *      the new layout
+ *      deletion or redaction takes the id whatever its kind. An `ext` key (or `unsetExt`) of a
+ *      stored body that names a field of its kind is dropped. A layout-4 store whose log holds
+ *      either is rebuilt when it opens; any other only records the new layout
  */
 export const PROJECTION_LAYOUT = 5
 

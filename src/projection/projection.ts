@@ -14,7 +14,7 @@ import { FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, type ProjectionFeat
 import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindsDecided } from './kind-decision.js'
 import { kindSpec, type RecordKind } from './kinds.js'
-import { decodeForeignLines, decodeMemoryOperation, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4 } from './operations.js'
+import { decodeForeignLines, decodeMemoryOperation, extNamesNativeField, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4 } from './operations.js'
 import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache, type CachedRecord } from './record-cache.js'
 import { TextIndex } from './text-index.js'
@@ -122,7 +122,8 @@ export class Projection {
   /**
    * Layout 3 or 4 → 5: if the events applied so far hold one that this version reads differently
    * (from layout 4: patchReadsDifferentlySinceLayout4; from 5: operations of two kinds on one id,
-   * or a redaction naming another kind than its record's), the store is rebuilt; otherwise only
+   * a tombstone naming another kind than its record's, or an `ext` naming a field of its kind),
+   * the store is rebuilt; otherwise only
    * the layout is recorded (one read of the log, no write). A crash part way leaves the old
    * layout, and the next open looks again.
    */
@@ -137,7 +138,7 @@ export class Projection {
       if (event.local > this.meta.cursor) break
       if (event.body === undefined) continue
       const decoded = decodeMemoryOperation(event.body)
-      const readsDifferently = (layout < 4 && patchReadsDifferentlySinceLayout4(event.body)) || (decoded !== undefined && (
+      const readsDifferently = (layout < 4 && patchReadsDifferentlySinceLayout4(event.body)) || extNamesNativeField(event.body) || (decoded !== undefined && (
         twoKinds(decoded.id, decoded.kind) ||
         (decoded.derived ?? []).some((record) => twoKinds(record.id, record.kind)) ||
         (decoded.operation.type === 'tombstone' && decoded.operation.record.targetKind !== decoded.kind)))

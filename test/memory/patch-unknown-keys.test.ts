@@ -44,6 +44,24 @@ describe('a patch of unknown episode keys only', () => {
   })
 })
 
+describe('an ext key naming a field of the kind, in a body another signer wrote', () => {
+  it('is dropped: the view shows the field as its own operations left it, and filters see the same', async () => {
+    const store = await LogStore.open()
+    const identity = Identity.generate()
+    const log = await store.createSpace(identity)
+    const memory = await Memory.attach(store, log.space, identity)
+    open.push(store, memory)
+    // Cairn's writers put only unknown keys in ext; any signer can put anything.
+    await memory.log.append(identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_x', fields: { id: 'ep_x', summary: 'a walk', details: 'a walk' }, ext: { tags: ['public'], summary: 'shadow', mood: 'calm' } } })
+    await memory.log.append(identity, { op: 'memory.patch', data: { kind: 'episode', id: 'ep_x', ext: { importance: 0.1, weather: 'rain' }, unsetExt: ['summary'] } })
+    const view = await memory.get('ep_x')
+    expect(view).toMatchObject({ summary: 'a walk', mood: 'calm', weather: 'rain' })
+    expect(view?.tags).toBeUndefined()
+    expect(view?.importance).toBeUndefined()
+    expect((await memory.query({ tags: ['public'] })).records).toEqual([])
+  })
+})
+
 describe('one key of a map field', () => {
   it('`set` takes `metadata.key` as `unset` does: a string value, merged per key; any other value is refused naming the key', async () => {
     const memory = await Memory.open({})
@@ -63,9 +81,9 @@ describe('one key of a map field', () => {
   })
 })
 
-describe('projection layout 3 → 4', () => {
+describe('projection layout 3 → current', () => {
   /** A store whose projection is what layout 3 wrote (the meta says 3), opened again. */
-  async function storeAtLayout3(patch: 'unknown keys only' | 'a map key in set' | 'none') {
+  async function storeAtLayout3(patch: 'unknown keys only' | 'a map key in set' | 'an ext key naming a field' | 'none') {
     const store = await LogStore.open()
     const identity = Identity.generate()
     const log = await store.createSpace(identity)
@@ -80,6 +98,10 @@ describe('projection layout 3 → 4', () => {
     if (patch === 'a map key in set') {
       await memory.log.append(identity, { op: 'memory.patch', data: { kind: 'episode', id, set: { 'metadata.b': '2' } } })
       await memory.get(id) // projected: the cursor passes it
+    }
+    if (patch === 'an ext key naming a field') {
+      await memory.log.append(identity, { op: 'memory.patch', data: { kind: 'episode', id, ext: { summary: 'shadow' } } })
+      await memory.get(id)
     }
     await memory.close()
     const metaKey = `${root}m`
@@ -110,7 +132,13 @@ describe('projection layout 3 → 4', () => {
     expect((await memory.get(id))?.metadata).toEqual({ a: '1', b: '2' })
   })
 
-  it('only records layout 4 on a store without such a patch', async () => {
+  it('rebuilds a store whose log holds an ext key naming a field, which layout 5 drops', async () => {
+    const { store, memory, id, marker } = await storeAtLayout3('an ext key naming a field')
+    expect(await store.storage.get(marker)).toBeUndefined()
+    expect((await memory.get(id))?.summary).toBe('a walk')
+  })
+
+  it('only records the current layout on a store without such a patch', async () => {
     const { store, memory, id, marker } = await storeAtLayout3('none')
     expect(await store.storage.get(marker)).toBeDefined()
     expect(await memory.get(id)).toMatchObject({ mood: 'happy', importance: 0.9 })
