@@ -172,9 +172,9 @@ export class Memory {
   }
 
   /**
-   * Creates (remember, rememberMany, supersede) run one at a time on a replica: each checks what
-   * the store holds of its ids (another kind, a successor) and then appends, and two started
-   * together would both pass the check.
+   * Creates (remember, rememberMany, supersede) and tombstones (forget, redact, expire) run one
+   * at a time on a replica: each checks what the store holds of its ids (another kind, a
+   * successor, a deletion) and then appends, and two started together would both pass the check.
    */
   private readonly creating = new Mutex()
 
@@ -277,9 +277,13 @@ export class Memory {
     return entry.id
   }
 
-  /** Its reads and its append count as one write (close waits for it, or refuses it with CLOSED). */
+  /**
+   * Its reads and its append count as one write (close waits for it, or refuses it with CLOSED),
+   * and it runs one at a time with creates: two forgets of one record started together would
+   * both find it and both resolve, though only one tombstone can stay.
+   */
   private tombstone(id: string, op: 'delete' | 'redact', options: { reason?: string } = {}, tombstoneId?: string): Promise<Tombstone> {
-    return this.core.write(() => this.tombstoneNow(id, op, options, tombstoneId))
+    return this.creating.run(() => this.core.write(() => this.tombstoneNow(id, op, options, tombstoneId)))
   }
 
   private async tombstoneNow(id: string, op: 'delete' | 'redact', options: { reason?: string }, tombstoneId: string | undefined): Promise<Tombstone> {

@@ -208,6 +208,16 @@ describe('supersede and valid time', () => {
 })
 
 describe('forget and redact', () => {
+  it('two forgets of one record started together: one tombstone, the other call refused', async () => {
+    const m = await memory()
+    const id = await m.remember({ kind: 'episode', summary: 'forget twice' })
+    const together = await Promise.allSettled([m.forget(id), m.forget(id), m.redact(id)])
+    expect(together.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected'])
+    expect(together.slice(1).map((outcome) => (outcome as PromiseRejectedResult).reason.code)).toEqual(['FORGOTTEN', 'FORGOTTEN'])
+    const kept = (await m.tombstones()).filter((tombstone) => tombstone.targetID === id).map((tombstone) => tombstone.id)
+    expect(kept).toEqual([(together[0] as PromiseFulfilledResult<{ id: string }>).value.id])
+  })
+
   it('deletes with what was derived only from the target, signs the tombstone, and erases the bodies', async () => {
     const m = await memory()
     const episode = await m.remember({ kind: 'episode', summary: 'Met Ada about Vermilion' })
