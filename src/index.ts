@@ -10,7 +10,8 @@ export {
 export * from './memory/index.js'
 export {
   RECORD_KINDS, isRecordKind, kindSpec, type RecordKind, type KindSpec, type FieldSpec, type RecordView, type RecordFilter,
-  type TagFilter, type RecordChange, type ChangeAction, type ConflictEntry, type PatchInput,
+  type TagFilter, type RecordChange, type ChangeAction, type ConflictEntry, type PatchInput, type MemoryRecord, type RecordInput, type FieldValue,
+  type ProjectionFeatures,
 } from './projection/index.js'
 export { CLAIM_CLASSES, type ClaimClass } from './crdt/index.js'
 export * from './sync/index.js'

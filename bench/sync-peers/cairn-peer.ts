@@ -14,15 +14,16 @@
  * Invariant: `snapshotRecords` reads only the workload's field names, so the digest compares
  * with the other systems' (Cairn adds defaults such as `eventTime` that the others lack).
  */
-import { Identity, Memory, type RecordView } from '../../src/index.js'
+import { Identity, Memory, type RecordInput, type RecordView } from '../../src/index.js'
 import { FIELD_NAMES } from '../peers/merge-workload.js'
 import type { FieldValue, RecordsSnapshot, SourceMutations } from './sync-workload.js'
 
 /** Mutations per signed batch when building the source (as `bench/memory.bench.ts`). */
 export const SOURCE_BATCH = 1000
 
-export function episodeOf(recordId: string, fields: Record<string, FieldValue>) {
-  return { kind: 'episode' as const, id: recordId, ...fields }
+export function episodeOf(recordId: string, fields: Record<string, FieldValue>): RecordInput<'episode'> {
+  // The workload's fields include summary; remember checks them at run time.
+  return { kind: 'episode' as const, id: recordId, ...fields } as RecordInput<'episode'>
 }
 
 /**

@@ -8,7 +8,7 @@
  *   payload = canonical JSON { audience, expiresAt, id, issuedAt, issuer, permissions, scope, space, v: 1 }
  *   signature = Ed25519(issuer, "cairn/token/v1" 0x00 || payload bytes)
  */
-import { assertArray, assertInteger, assertObject, assertOneOf, assertString } from '../assert.js'
+import { assertArray, assertInteger, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
 import { isUtf8 } from 'node:buffer'
 import { AuthError, CairnError, InputError, LimitError } from '../errors.js'
 import {
@@ -37,12 +37,16 @@ export interface CapabilityToken {
   readonly expiresAt: number
 }
 
+/** What `Memory.createToken` (and `createToken`) takes. Checked at run time too: JSON from a CLI or a wire fits. */
 export interface TokenRequest {
+  /** The holder's author key (hex). */
   readonly audience: string
-  readonly scope: unknown
-  readonly permissions: readonly string[]
-  /** Lifetime in ms. */
-  readonly expiresInMs: number
+  /** What the holder may see and touch; by default everything (`{ all: true }`). */
+  readonly scope?: TokenScope
+  /** By default `['read']`. */
+  readonly permissions?: readonly Permission[]
+  /** Lifetime in ms (at most ten years). */
+  readonly expiresIn: number
 }
 
 function payloadOf(token: CapabilityToken): string {
@@ -54,17 +58,18 @@ function payloadOf(token: CapabilityToken): string {
  * @throws InputError naming the field
  */
 export function createToken(issuer: Identity, space: string, request: TokenRequest, nowMs: number, crypto: CryptoProvider): string {
-  const raw = assertObject(request, 'token')
-  const permissions = [...new Set((raw.permissions as unknown[] | undefined ?? []).map((permission, i) => assertOneOf(permission, PERMISSIONS, `token.permissions[${i}]`)))].sort()
+  const raw = assertOptions(request, ['audience', 'scope', 'permissions', 'expiresIn'], 'token')
+  const listed = raw.permissions === undefined ? ['read'] : assertArray(raw.permissions, 'token.permissions')
+  const permissions = [...new Set(listed.map((permission, i) => assertOneOf(permission, PERMISSIONS, `token.permissions[${i}]`)))].sort()
   if (permissions.length === 0) throw new InputError('EMPTY', 'a token grants at least one permission', { field: 'token.permissions' })
-  const lifetime = assertInteger(raw.expiresInMs, 'token.expiresIn', 1, 10 * 365 * 24 * 3600 * 1000)
+  const lifetime = assertInteger(raw.expiresIn, 'token.expiresIn', 1, 10 * 365 * 24 * 3600 * 1000)
   const token: CapabilityToken = {
     v: 1,
     id: bytesToHex(crypto.randomBytes(32)),
     space: assertSpaceId(space, 'space'),
     issuer: issuer.author,
     audience: assertAuthorKey(raw.audience, 'token.audience'),
-    scope: parseScope(raw.scope, 'token.scope'),
+    scope: parseScope(raw.scope ?? { all: true }, 'token.scope'),
     permissions,
     issuedAt: nowMs,
     expiresAt: nowMs + lifetime,

@@ -11,7 +11,7 @@
  */
 import { CairnError, InputError, relocate } from '../errors.js'
 import { canonicalJson, parseJson, type JsonValue } from '../log/index.js'
-import { fieldOf, isRecordKind, kindSpec, type FieldSpec, type RecordKind, type RecordView } from '../projection/index.js'
+import { fieldOf, isRecordKind, kindSpec, type FieldSpec, type RecordKind } from '../projection/index.js'
 import { readFieldValue } from '../projection/field-values.js'
 import type { JsonObject, MemProblem } from './mem/index.js'
 import { kindFilePath } from './mem/layout.js'

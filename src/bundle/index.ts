@@ -18,9 +18,10 @@ export { exportLogSnapshot, readLogSnapshot, verifyLogSnapshot, SNAPSHOT_FORMAT,
 export {
   readMemBundle, validateMemBundle, writeMemBundle, encodeMemBundle, MEM_FORMAT_VERSION,
   type MemBundleContent, type MemManifest, type MemProblem, type ValidationReport, type ReadResult, type WriteResult,
+  type ConformanceLevel, type ExportMode, type ProgressCallback,
 } from './mem/index.js'
 export {
   decodePam, encodePamJson, encodePamCbor, verifyPam, disclose, checkDisclosure, PAM_MAGIC, MAX_PAM_BYTES, PAM_PHASE_NAMES, PAM_COMPONENTS,
-  type PamArtifact, type PamReport, type PamProblem, type PamSkipped,
+  type PamArtifact, type PamReport, type PamProblem, type PamSkipped, type PamComponents, type PamComponentName, type PamEntry, type PamRecord, type PamSourceAgent,
 } from './pam/index.js'
 export { SOURCE_NAMES, ADAPTERS, detectSource, type SourceName, type AdapterResult, type AdapterWarning } from './adapters/index.js'

@@ -10,7 +10,7 @@
  * holds the incoming value (fields in `ignore` aside) writes nothing.
  */
 import { canonicalJson, type JsonValue } from '../log/index.js'
-import type { Memory } from '../memory/index.js'
+import type { Memory, RememberInput } from '../memory/index.js'
 import { RECORD_KINDS, type RecordKind } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
 import { alreadyHolds, parentIdsOf, recordIdOf } from './portable-records.js'
@@ -99,7 +99,8 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   options.onProgress?.(done, total)
   for (let start = 0; start < kept.length; start += MERGE_BATCH) {
     const batch = kept.slice(start, start + MERGE_BATCH)
-    await memory.rememberMany(batch.map(([kind, record]) => ({ ...record, kind })))
+    // Bundle records are typed at run time: rememberMany checks each against its kind.
+    await memory.rememberMany(batch.map(([kind, record]) => ({ ...record, kind }) as RememberInput))
     for (const [kind] of batch) imported[kind] = (imported[kind] ?? 0) + 1
     done += batch.length
     options.onProgress?.(done, total)

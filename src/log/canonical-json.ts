@@ -13,6 +13,8 @@ import { InputError, LimitError } from '../errors.js'
 
 /** A JSON value as Cairn reads and writes it: integers beyond 2^53 are `bigint`. */
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue }
+/** A JSON object (the one definition every part uses). */
+export type JsonObject = { [key: string]: JsonValue }
 
 /** Nesting deeper than this is refused; it also stops cycles. */
 export const MAX_JSON_DEPTH = 256

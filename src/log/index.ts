@@ -1,5 +1,5 @@
 /** The event log: canonical bytes, signed events, hash chains, and the store that verifies them. */
-export { canonicalJson, canonicalJsonBytes, parseJson, compareCodePoints, type JsonValue } from './canonical-json.js'
+export { canonicalJson, canonicalJsonBytes, parseJson, compareCodePoints, type JsonValue, type JsonObject } from './canonical-json.js'
 export { bytesToHex, hexToBytes, utf8Encode, utf8Decode } from './bytes.js'
 export { defaultCrypto, NativeCrypto, NobleCrypto, hasNativeCrypto, type CryptoProvider, type Signer } from './crypto/index.js'
 export { Identity, assertIdentity } from './identity.js'

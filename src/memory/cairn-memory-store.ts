@@ -35,7 +35,7 @@
 import { assertInteger, assertOptions } from '../assert.js'
 import { AuthError, InputError, StorageError } from '../errors.js'
 import { canonicalJson, Mutex, parseJson, SystemClock, type Clock, type JsonValue } from '../log/index.js'
-import type { RecordFilter, RecordView } from '../projection/index.js'
+import type { RecordFilter, RecordInput, RecordView } from '../projection/index.js'
 import { Memory } from './memory.js'
 import type { MemoryOptions } from './memory-engine.js'
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, type ConversationContext, type ConversationSummary, type ListOptions, type MemoryStore } from './memory-store.js'
@@ -52,6 +52,9 @@ export interface CairnMemoryStoreOptions {
 
 /** Records read per page when walking an index. */
 const PAGE = 500
+
+/** An episode of the fields store-records.ts builds (checked again by remember, as any input). */
+const episode = (fields: Record<string, JsonValue>): RecordInput<'episode'> => ({ kind: 'episode', ...fields }) as RecordInput<'episode'>
 /** Tombstone reasons of records erased by deleteConversation and by replacement. */
 const DELETE_REASON = 'conversation deleted', REPLACE_REASON = 'conversation replaced'
 
@@ -178,8 +181,8 @@ export class CairnMemoryStore implements MemoryStore {
       await this.memory.rememberMany([
         ...(context.view ? [] : [{ kind: 'context' as const, id: context.id, label: session, tags: [TAGS.userIndex(user), TAGS.user(user)] }]),
         ...[...messages.values()].flatMap(({ resolved, message }) =>
-          resolved.view ? [] : [{ kind: 'episode' as const, ...messageFields(context.id, resolved.id, session, user, message) }]),
-        { kind: 'episode', ...revision },
+          resolved.view ? [] : [episode(messageFields(context.id, resolved.id, session, user, message))]),
+        episode(revision),
       ])
       // Then erase what the new revision replaced: earlier revisions, dropped messages, leftovers.
       const keep = new Set(messageIds)
@@ -281,7 +284,7 @@ export class CairnMemoryStore implements MemoryStore {
     agentStateFields('ep_', agent, name, json)
     await this.mutex.run(async () => {
       const record = await this.agentStateRecord(agent, name)
-      if (!record.view) await this.memory.remember({ kind: 'episode', ...agentStateFields(record.id, agent, name, json) })
+      if (!record.view) await this.memory.remember(episode(agentStateFields(record.id, agent, name, json)))
       else if (agentStateJson(record.view, agent, name) !== json) await this.memory.update(record.id, { set: { metadata: { amp_value: json } } })
     })
   }

@@ -1,5 +1,6 @@
 /** The public engine API: Memory, and the seed-004 memory-store interface on top of it. */
-export { Memory, type MemoryOptions, type RememberInput, type QueryInput, type FilterInput, type Tombstone, type HistoryItem, type MemoryChange, type RecordStatus } from './memory.js'
+export { Memory, type MemoryOptions, type Tombstone } from './memory.js'
+export type * from './memory-types.js'
 export type { DerivedBlock } from './forget-plan.js'
 export { CairnMemoryStore, type CairnMemoryStoreOptions } from './cairn-memory-store.js'
 export {

@@ -24,9 +24,9 @@
  * (2^53 - 1, 10^16) is refused (UNSAFE_INTEGER): its JSON text would read back as a bigint, so
  * the caller must say which one it means.
  */
-import type { JsonValue } from '../log/index.js'
+import type { JsonObject, JsonValue } from '../log/index.js'
 
-export type JsonObject = { [key: string]: JsonValue }
+export type { JsonObject }
 
 /** One message of a conversation. Any other JSON members (ids, tool calls, times…) are kept. */
 export interface ConversationMessage {

@@ -16,10 +16,10 @@ import { Mutex } from '../log/mutex.js'
 import { relayUrlProblem } from '../sync/relay-url.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
 import { AuthError, InputError } from '../errors.js'
-import { createToken, decodeToken, TOKEN_PREFIX } from '../auth/index.js'
+import { createToken, decodeToken, TOKEN_PREFIX, type TokenRequest } from '../auth/index.js'
 import {
   formatTimestamp, hashParts, isExpired, isTombstoneBody, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, refuseWriteOnce, TOMBSTONE_ID_PREFIX, validatePatch, type ProjectionFeatures,
-  type ConflictEntry, type PatchInput, type RecordChange, type RecordFilter, type RecordKind, type RecordView, type TagFilter,
+  type ConflictEntry, type MemoryRecord, type PatchInput, type RecordKind, type RecordView,
 } from '../projection/index.js'
 import { nameInferredDeletions } from './deletion-naming.js'
 import { emptyDerivedBlock, planForget } from './forget-plan.js'
@@ -30,40 +30,14 @@ import * as bulk from './bulk-writes.js'
 import { listWithheld, noteWithheld, relayName, type WithheldReport, type WithheldWrite } from './withheld-writes.js'
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
 import type { ExportOptions, ExportResult, ImportOptions, ImportReport } from '../bundle/bundle-io.js'
+import type {
+  ForgetOptions, GetOptions, HistoryItem, IngestDeferredOptions, LookupResult, MemoryChange, QueryInput, QueryPage, RecordStatus,
+  RecordUpdate, RememberInput, SearchHit, SearchOptions, SubscribeOptions, SupersedeOptions, TextEditOptions,
+} from './memory-types.js'
 import { parseFilter, parseAsOf, MAX_QUERY_LIMIT, DEFAULT_QUERY_LIMIT } from './memory-inputs.js'
 
 export type { MemoryOptions } from './memory-engine.js'
 export type { Tombstone } from './record-entries.js'
-
-export type RememberInput = { readonly kind: RecordKind } & { readonly [field: string]: unknown }
-
-/** Query filters; `tags` may be a list (all of them) or `{ any, all, none }`. */
-export type FilterInput = Omit<RecordFilter, 'tags'> & { readonly tags?: TagFilter | readonly string[] }
-
-export interface QueryInput extends FilterInput {
-  /** Recorded time: a Date, ms since the epoch, or an RFC 3339 string. */
-  readonly asOf?: Date | number | string
-  readonly limit?: number
-  readonly cursor?: string
-}
-
-export interface HistoryItem {
-  readonly event: string
-  readonly local: number
-  readonly type: 'content' | 'tombstone'
-  readonly op?: string
-  readonly author: string
-  readonly clock: { readonly wall: number; readonly logical: number }
-  readonly recordedAt: number
-  readonly bodyState: 'present' | 'erased' | 'absent'
-}
-
-/** Where a record stands on this replica (see `Memory.status`). */
-export type RecordStatus = 'absent' | 'visible' | 'redacted' | 'deleted'
-
-export interface MemoryChange {
-  readonly changes: readonly RecordChange[]
-}
 
 export class Memory {
   private readonly engine: Engine
@@ -230,7 +204,7 @@ export class Memory {
    * All are validated first; nothing is written if any is refused.
    * @throws InputError naming the update index and field
    */
-  updateMany(updates: readonly { readonly id: string; readonly changes: PatchInput }[]): Promise<void> {
+  updateMany(updates: readonly RecordUpdate[]): Promise<void> {
     return bulk.updateMany(this.core, updates)
   }
 
@@ -240,12 +214,12 @@ export class Memory {
    * supersedes of one record (on two replicas) are all kept and reported by `conflicts()`.
    * @throws InputError SUPERSEDED for a version already superseded here, NOT_TEMPORAL, ID_TAKEN, FORGOTTEN
    */
-  supersede(id: string, replacement: { readonly [field: string]: unknown }, options: { validFrom?: string; source?: ClaimClass } = {}): Promise<string> {
+  supersede(id: string, replacement: { readonly [field: string]: unknown }, options: SupersedeOptions = {}): Promise<string> {
     // One at a time: two supersedes of one version started together would both see it current.
     return this.creating.run(() => this.supersedeNow(id, replacement, options))
   }
 
-  private async supersedeNow(id: string, replacement: { readonly [field: string]: unknown }, options: { validFrom?: string; source?: ClaimClass }): Promise<string> {
+  private async supersedeNow(id: string, replacement: { readonly [field: string]: unknown }, options: SupersedeOptions): Promise<string> {
     const old = await this.core.existing(id)
     const spec = kindSpec(old.kind)
     if (!spec.validTime) throw new InputError('NOT_TEMPORAL', `${old.kind} records are not bi-temporal; use update`, { field: 'id' })
@@ -282,11 +256,11 @@ export class Memory {
    * and it runs one at a time with creates: two forgets of one record started together would
    * both find it and both resolve, though only one tombstone can stay.
    */
-  private tombstone(id: string, op: 'delete' | 'redact', options: { reason?: string } = {}, tombstoneId?: string): Promise<Tombstone> {
+  private tombstone(id: string, op: 'delete' | 'redact', options: ForgetOptions = {}, tombstoneId?: string): Promise<Tombstone> {
     return this.creating.run(() => this.core.write(() => this.tombstoneNow(id, op, options, tombstoneId)))
   }
 
-  private async tombstoneNow(id: string, op: 'delete' | 'redact', options: { reason?: string }, tombstoneId: string | undefined): Promise<Tombstone> {
+  private async tombstoneNow(id: string, op: 'delete' | 'redact', options: ForgetOptions, tombstoneId: string | undefined): Promise<Tombstone> {
     // A delete may follow a redaction (delete beats redact); nothing may follow a delete.
     const view = op === 'delete' && (await this.status(id)) === 'redacted' ? (await this.core.reader.get(id)) as RecordView : await this.core.existing(id)
     const raw = assertOptions(options, ['reason'], 'options')
@@ -316,7 +290,7 @@ export class Memory {
    * the event bodies that carried its content are erased from this store (and from every replica
    * the delete reaches). Returns the signed tombstone.
    */
-  forget(id: string, options: { reason?: string } = {}): Promise<Tombstone> {
+  forget(id: string, options: ForgetOptions = {}): Promise<Tombstone> {
     return this.tombstone(id, 'delete', options)
   }
 
@@ -348,7 +322,7 @@ export class Memory {
   }
 
   /** Purges a record's content but keeps a skeleton (ids, times, kind) and the tombstone. */
-  redact(id: string, options: { reason?: string } = {}): Promise<Tombstone> {
+  redact(id: string, options: ForgetOptions = {}): Promise<Tombstone> {
     return this.tombstone(id, 'redact', options)
   }
 
@@ -356,12 +330,12 @@ export class Memory {
    * Edits a collaborative text field (core blocks' `content`): the minimal change from the
    * current text to `text`. Concurrent edits from several agents all survive.
    */
-  async editText(id: string, text: string, options: { field?: string } = {}): Promise<void> {
+  async editText(id: string, text: string, options: TextEditOptions = {}): Promise<void> {
     await this.textChange(id, options.field ?? 'content', (document) => editTextDocument(document, this.author, assertString(text, 'text'), this.core.now()))
   }
 
   /** Appends to a collaborative text field; concurrent appends by two agents both survive. */
-  async appendText(id: string, text: string, options: { field?: string } = {}): Promise<void> {
+  async appendText(id: string, text: string, options: TextEditOptions = {}): Promise<void> {
     const addition = assertString(text, 'text')
     await this.textChange(id, options.field ?? 'content', (document) =>
       spliceText(document, this.author, [...textOf(document)].length === 0 ? 0 : textOf(document).length, 0, addition, this.core.now()))
@@ -391,13 +365,13 @@ export class Memory {
    * `status` and `get` of many records at once (the bulk form imports use), and the kind of a
    * deleted record, whose view is gone.
    */
-  async lookup(ids: readonly string[]): Promise<{ status: RecordStatus; view?: RecordView; kind?: RecordKind }[]> {
+  async lookup(ids: readonly string[]): Promise<LookupResult[]> {
     const list = assertArray(ids, 'ids').map((id, i) => assertNonEmptyString(id, `ids[${i}]`))
     await this.core.settled()
     const [states, views] = await Promise.all([this.core.states(list), this.core.reader.getMany(list)])
     return list.map((_, i) => {
       const tombstone = states[i]?.tombstone
-      const view = views[i]
+      const view = views[i] as MemoryRecord | undefined
       const status: RecordStatus = tombstone ? (tombstone.op === 'delete' ? 'deleted' : 'redacted') : view ? 'visible' : 'absent'
       return { status, ...(view && status !== 'deleted' ? { view } : {}), ...(status === 'deleted' ? { kind: states[i]?.kind as RecordKind } : {}) }
     })
@@ -410,9 +384,10 @@ export class Memory {
   }
 
   /** Every record this replica shows, redaction skeletons included, in id order. */
-  async *records(): AsyncIterable<RecordView> {
+  async *records(): AsyncIterable<MemoryRecord> {
     await this.core.settled()
-    yield* this.core.reader.views()
+    // Views are built from events checked against the kind table, which MemoryRecord is read off.
+    yield* this.core.reader.views() as AsyncIterable<MemoryRecord>
   }
 
   /**
@@ -433,16 +408,16 @@ export class Memory {
   }
 
   /** A record by id, or as this replica showed it at a recorded time. */
-  async get(id: string, options: { asOf?: Date | number | string } = {}): Promise<RecordView | undefined> {
+  async get(id: string, options: GetOptions = {}): Promise<MemoryRecord | undefined> {
     await this.core.settled()
     const recordId = assertNonEmptyString(id, 'id')
     const raw = assertOptions(options, ['asOf'], 'options')
     const asOfMs = raw.asOf === undefined ? undefined : parseAsOf(raw.asOf)
-    return this.core.reader.get(recordId, asOfMs === undefined ? {} : { asOfMs })
+    return await this.core.reader.get(recordId, asOfMs === undefined ? {} : { asOfMs }) as MemoryRecord | undefined
   }
 
   /** Records matching a filter, a page at a time (pass `cursor` back for the next page). */
-  async query(input: QueryInput = {}): Promise<{ records: RecordView[]; cursor?: string }> {
+  async query(input: QueryInput = {}): Promise<QueryPage> {
     await this.core.settled()
     const raw = assertOptions(input, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'asOf', 'limit', 'cursor'], 'query')
     const filter = parseFilter(raw)
@@ -450,16 +425,16 @@ export class Memory {
     const cursor = raw.cursor === undefined ? undefined : assertString(raw.cursor, 'query.cursor')
     const asOfMs = raw.asOf === undefined ? undefined : parseAsOf(raw.asOf)
     // Expiry is judged at the time read: now, or the asOf time.
-    return this.core.reader.query(filter, { limit, ...(cursor !== undefined ? { cursor } : {}) }, asOfMs === undefined ? { nowMs: this.core.now() } : { asOfMs, nowMs: asOfMs })
+    return await this.core.reader.query(filter, { limit, ...(cursor !== undefined ? { cursor } : {}) }, asOfMs === undefined ? { nowMs: this.core.now() } : { asOfMs, nowMs: asOfMs }) as QueryPage
   }
 
   /** Full-text search (BM25), optionally filtered like `query`. */
-  async search(text: string, options: FilterInput & { limit?: number } = {}): Promise<{ record: RecordView; score: number }[]> {
+  async search(text: string, options: SearchOptions = {}): Promise<SearchHit[]> {
     await this.core.settled()
     const query = assertString(text, 'text')
     const raw = assertOptions(options, ['kind', 'context', 'tags', 'entity', 'minConfidence', 'validAt', 'limit'], 'options')
     const limit = raw.limit === undefined ? 10 : assertInteger(raw.limit, 'options.limit', 1, MAX_QUERY_LIMIT)
-    return this.core.reader.search(query, parseFilter(raw, 'options'), limit, { nowMs: this.core.now() })
+    return await this.core.reader.search(query, parseFilter(raw, 'options'), limit, { nowMs: this.core.now() }) as SearchHit[]
   }
 
   /**
@@ -551,7 +526,7 @@ export class Memory {
    * without one it is thrown again outside the write (an uncaught exception, as with Node's
    * EventEmitter). Either way the write has been stored and resolves.
    */
-  subscribe(listener: (change: MemoryChange) => unknown, options: { onError?: (error: unknown) => void } = {}): () => void {
+  subscribe(listener: (change: MemoryChange) => unknown, options: SubscribeOptions = {}): () => void {
     if (typeof listener !== 'function') throw new InputError('WRONG_TYPE', 'listener must be a function', { field: 'listener' })
     const raw = assertOptions(options, ['onError'], 'options')
     if (raw.onError !== undefined && typeof raw.onError !== 'function') throw new InputError('WRONG_TYPE', 'onError must be a function', { field: 'options.onError' })
@@ -613,9 +588,10 @@ export class Memory {
   /**
    * Verifies and applies events from another replica; returns what the log did. On a replica
    * holding `admin`, it then names any record it found deleted through a parent and no event
-   * names (one delete each, appended before it returns; deletion-naming.ts).
+   * names (one delete each, appended before it returns; deletion-naming.ts). Events are checked
+   * at run time too, so parsed JSON from a file or a wire may be passed (cast) as it is.
    */
-  ingest(events: readonly EventEnvelope[] | readonly unknown[]): Promise<IngestResult> {
+  ingest(events: readonly EventEnvelope[]): Promise<IngestResult> {
     return this.core.write(async () => {
       await this.core.settled()
       const result = await this.engine.log.ingest(events)
@@ -642,7 +618,7 @@ export class Memory {
    *   until a batch's worth has arrived (CatchUpLimits.batchEvents) or `applyPending` is called,
    *   so that a record the events touch many times is written once. Reads catch up first.
    */
-  async ingestDeferred(events: readonly EventEnvelope[], options: { deadline?: number; more?: boolean } = {}): Promise<IngestResult> {
+  async ingestDeferred(events: readonly EventEnvelope[], options: IngestDeferredOptions = {}): Promise<IngestResult> {
     const raw = assertOptions(options, ['deadline', 'more'], 'options')
     const more = raw.more === undefined ? false : assertBoolean(raw.more, 'options.more')
     // The log checks the deadline.
@@ -715,18 +691,11 @@ export class Memory {
    * proves possession of the audience key when it syncs. Needs the admin right here.
    * @throws InputError naming the field; AuthError NOT_AUTHORIZED
    */
-  createToken(request: { audience: string; scope: unknown; permissions: readonly string[]; expiresIn: number }): string {
-    const raw = assertOptions(request, ['audience', 'scope', 'permissions', 'expiresIn'], 'token')
+  createToken(request: TokenRequest): string {
     if (!this.engine.log.rightsOf(this.author).includes('admin')) {
       throw new AuthError('NOT_AUTHORIZED', 'only the owner or an admin of the space issues tokens', { author: this.author })
     }
-    const permissions = raw.permissions === undefined ? ['read'] : assertArray(raw.permissions, 'token.permissions').map((p, i) => assertString(p, `token.permissions[${i}]`))
-    return createToken(this.engine.identity, this.space, {
-      audience: assertString(raw.audience, 'token.audience'),
-      scope: raw.scope ?? { all: true },
-      permissions,
-      expiresInMs: assertInteger(raw.expiresIn, 'token.expiresIn', 1),
-    }, this.core.now(), this.engine.store.crypto)
+    return createToken(this.engine.identity, this.space, request, this.core.now(), this.engine.store.crypto)
   }
 
   /** Revokes a token (the token string or its id) for every replica and relay the revocation reaches. */

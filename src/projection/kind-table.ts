@@ -97,28 +97,47 @@ const derived = (...from: string[]): FieldDefault => ({ rule: 'derived', from })
 
 type Options = Omit<FieldSpec, 'name' | 'type' | 'merge' | 'required'>
 
+/**
+ * A FieldSpec that keeps its name, type, requiredness and options as literal types, so the
+ * record types of the public API (record-types.ts) are read off this table rather than
+ * written out a second time.
+ */
+export type TypedFieldSpec<N extends string, T extends FieldType, R extends boolean, O extends Options> =
+  FieldSpec & { readonly name: N; readonly type: T; readonly required: R } & Readonly<O>
+
+type WithDefault = { readonly default: FieldDefault }
+type NoOptions = Record<never, never>
+
 /** A field the PM schema requires. */
-function required(name: string, type: FieldType, merge: MergeClass, options: Options = {}): FieldSpec {
-  return { name, type, merge, required: true, ...options }
+function required<const N extends string, const T extends FieldType, const O extends Options = NoOptions>(
+  name: N, type: T, merge: MergeClass, options?: O,
+): TypedFieldSpec<N, T, true, O> {
+  return { name, type, merge, required: true, ...options } as TypedFieldSpec<N, T, true, O>
 }
 
 /** A field the PM schema allows but does not require. */
-function optional(name: string, type: FieldType, merge: MergeClass, options: Options = {}): FieldSpec {
-  return { name, type, merge, required: false, ...options }
+function optional<const N extends string, const T extends FieldType, const O extends Options = NoOptions>(
+  name: N, type: T, merge: MergeClass, options?: O,
+): TypedFieldSpec<N, T, false, O> {
+  return { name, type, merge, required: false, ...options } as TypedFieldSpec<N, T, false, O>
 }
 
 const idField = required('id', 'string', 'identity', { default: NEW_ID })
-const key = (name: string): FieldSpec => required(name, 'string', 'identity', { description: 'part of the composite key' })
-const now = (name: string, description?: string): FieldSpec =>
-  required(name, 'timestamp', 'lww', description === undefined ? { default: NOW } : { default: NOW, description })
-const text = (name: string, fixed?: string): FieldSpec =>
-  required(name, 'string', 'lww', fixed === undefined ? {} : { default: value(fixed) })
-const time = (name: string, options: Options = {}): FieldSpec => optional(name, 'timestamp', 'lww', options)
-const stringSet = (name: string): FieldSpec => required(name, 'string[]', 'set', { default: value([]) })
-const count = (name: string): FieldSpec => required(name, 'integer', 'counter', { minimum: 0, default: value(0) })
-const score = (name: string, fixed: number): FieldSpec => required(name, 'number', 'lww', { default: value(fixed) })
-const flag = (name: string, fixed: boolean): FieldSpec => required(name, 'boolean', 'lww', { default: value(fixed) })
-const sensitivity = (fixed: string): FieldSpec => text('sensitivity', fixed)
+const key = <const N extends string>(name: N) => required(name, 'string', 'identity', { description: 'part of the composite key' })
+const now = <const N extends string>(name: N, description?: string) =>
+  required(name, 'timestamp', 'lww', (description === undefined ? { default: NOW } : { default: NOW, description }) as WithDefault)
+/** A required string; with `fixed`, that is its default and the field may be left out. */
+function text<const N extends string>(name: N): TypedFieldSpec<N, 'string', true, NoOptions>
+function text<const N extends string>(name: N, fixed: string): TypedFieldSpec<N, 'string', true, WithDefault>
+function text(name: string, fixed?: string): FieldSpec {
+  return required(name, 'string', 'lww', fixed === undefined ? {} : { default: value(fixed) })
+}
+const time = <const N extends string, const O extends Options = NoOptions>(name: N, options?: O) => optional(name, 'timestamp', 'lww', options)
+const stringSet = <const N extends string>(name: N) => required(name, 'string[]', 'set', { default: value([]) })
+const count = <const N extends string>(name: N) => required(name, 'integer', 'counter', { minimum: 0, default: value(0) })
+const score = <const N extends string>(name: N, fixed: number) => required(name, 'number', 'lww', { default: value(fixed) })
+const flag = <const N extends string>(name: N, fixed: boolean) => required(name, 'boolean', 'lww', { default: value(fixed) })
+const sensitivity = (fixed: string) => text('sensitivity', fixed)
 
 const tagsExtension = optional('tags', 'string[]', 'set', { extension: true, description: 'Cairn tags (add-wins set)' })
 const contextExtension = optional('contextID', 'string', 'lww', { extension: true, description: 'Cairn scope: the context this record belongs to' })
@@ -132,7 +151,7 @@ interface KindDraft {
   readonly validTime?: { readonly from: string; readonly to: string }
 }
 
-const DRAFTS: Readonly<Record<RecordKind, KindDraft>> = {
+const DRAFTS = {
   episode: {
     idPrefix: 'ep_',
     fields: [
@@ -303,7 +322,12 @@ const DRAFTS: Readonly<Record<RecordKind, KindDraft>> = {
     // Never the preview: even masked, it is a hint about a secret.
     textFields: ['label'],
   },
-}
+} as const satisfies Readonly<Record<RecordKind, KindDraft>>
+
+/** The table's literal type: record-types.ts derives each kind's record and input types from it. */
+export type KindDrafts = typeof DRAFTS
+/** The extension fields every kind has (buildSpec adds them). */
+export type ExtensionFields = typeof contextExtension | typeof tagsExtension
 
 function buildSpec(kind: RecordKind, draft: KindDraft): KindSpec {
   // No prototype: `fields.constructor` must be undefined, not Object.

@@ -8,6 +8,7 @@
  * step of the test failed; closing something twice is harmless.
  */
 import { CairnError } from '../../src/errors.js'
+import type { Permission, TokenScope } from '../../src/auth/index.js'
 import type { Clock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
 import { Relay, type RelayOptions } from '../../src/sync/relay.js'
@@ -69,7 +70,7 @@ export async function startSync(teardown: Teardown, memory: Memory, url: string,
 }
 
 /** A token for `audience` issued by `issuer` with a one-hour lifetime. */
-export function tokenFor(issuer: Memory, audience: Memory, scope: unknown, permissions: readonly string[] = ['read']): string {
+export function tokenFor(issuer: Memory, audience: Memory, scope: TokenScope, permissions: readonly Permission[] = ['read']): string {
   return issuer.createToken({ audience: audience.author, scope, permissions, expiresIn: 3_600_000 })
 }
 

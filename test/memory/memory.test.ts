@@ -54,7 +54,7 @@ describe('remember and get', () => {
     const wrong = await refusal(m.remember({ kind: 'episode', summary: 5 } as never))
     expect(wrong.code).toBe('WRONG_TYPE')
     expect(wrong.message).toContain('summary')
-    expect((await refusal(m.remember({ kind: 'entity', id: 'ent_x' }))).code).toBe('MISSING_FIELD')
+    expect((await refusal(m.remember({ kind: 'entity', id: 'ent_x' } as never))).code).toBe('MISSING_FIELD')
     expect((await refusal(m.remember({ kind: 'fact', subject: 'a', predicate: 'b', object: 'c', bogus: 1 } as never))).code).toBe('UNKNOWN_FIELD')
     expect((await refusal(m.remember(null as never))).code).toBe('WRONG_TYPE')
     expect(m.versionVector()).toEqual(before)

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CairnError } from '../../src/errors.js'
 import { ManualClock } from '../../src/log/clock.js'
-import { Memory } from '../../src/memory/index.js'
+import { Memory, type RememberInput } from '../../src/memory/index.js'
 import { listFiles, tempBundlePath } from '../bundle/helpers/mem-fixtures.js'
 import { MINIMAL_INPUTS, type MinimalKind } from '../helpers/record-inputs.js'
 import { decodeRecord } from '../../src/bundle/mem/record-codec.js'
@@ -52,7 +52,7 @@ async function act(memory: Memory, step: Step): Promise<void> {
       case 3: await memory.supersede(fact, { episodeID: episode, subject: 'user', predicate: 'likes', object: word }); break
       case 4: {
         const kind = KINDS[step.value % KINDS.length] as MinimalKind
-        await memory.remember({ kind, ...MINIMAL_INPUTS[kind], ...extensions(step, word) })
+        await memory.remember({ kind, ...MINIMAL_INPUTS[kind], ...extensions(step, word) } as RememberInput)
         break
       }
       case 5: await memory.forget(step.value % 2 === 0 ? episode : fact, { reason: word }); break

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { EventEnvelope } from '../../src/log/index.js'
+import type { EventEnvelope, EventId } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { deletionsFirst, isTombstoneEnvelope } from '../../src/sync/catch-up-order.js'
 import { authorAndSeq, cutFrames } from '../../src/sync/frames.js'
@@ -21,8 +21,8 @@ import { openOwner, openReplica, startRelay, startSync, Teardown } from '../help
 const teardown = new Teardown()
 afterEach(() => teardown.run())
 
-function idOf(header: Uint8Array): string {
-  return createHash('sha256').update(header).digest('hex')
+function idOf(header: Uint8Array): EventId {
+  return createHash('sha256').update(header).digest('hex') as EventId
 }
 
 describe('deletionsFirst', () => {

@@ -5,6 +5,7 @@
  * drops its content, from its log too). Kinds and ids scopes never change, and pay nothing.
  */
 import fc from 'fast-check'
+import type { Permission, TokenScope } from '../../src/auth/index.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { AuthError, CairnError } from '../../src/errors.js'
 import type { Memory, RecordChange } from '../../src/index.js'
@@ -149,7 +150,7 @@ describe('a record that leaves a tag scope', () => {
 
 describe('a reader whose token changes', () => {
   /** An owner with a preference and a `work` episode on a relay, and a reader synced once with `scope`. */
-  async function readerWith(scope: unknown) {
+  async function readerWith(scope: TokenScope) {
     const relay = await startRelay(teardown)
     const owner = await openOwner(teardown)
     const pref = await owner.remember({ kind: 'preference', key: 'tone', value: 'laconic' })

@@ -7,6 +7,7 @@
  * events are applied nowhere.
  */
 import { afterEach, describe, expect, it } from 'vitest'
+import type { Permission, TokenScope } from '../../src/auth/index.js'
 import { CairnError } from '../../src/errors.js'
 import type { Memory } from '../../src/memory/index.js'
 import { recordIdFor } from '../../src/projection/index.js'
@@ -55,7 +56,7 @@ async function library(): Promise<Library> {
 }
 
 /** A reader with `scope` syncs once; it holds every header, and bodies exactly for `visible`. */
-async function expectReads(lib: Library, scope: unknown, visible: readonly (keyof Library['ids'])[]): Promise<Memory> {
+async function expectReads(lib: Library, scope: TokenScope, visible: readonly (keyof Library['ids'])[]): Promise<Memory> {
   const reader = await openReplica(teardown, lib.owner)
   await syncOnce(reader, lib.relay.url, tokenFor(lib.owner, reader, scope))
   expect(reader.versionVector()).toEqual(lib.owner.versionVector())
@@ -167,7 +168,7 @@ describe('reading through a scoped token', () => {
 
 describe('writing through a scoped token', () => {
   /** A granted writer, live with `token`, next to the live owner. */
-  async function writer(lib: Library, scope: unknown, permissions: string[]) {
+  async function writer(lib: Library, scope: TokenScope, permissions: Permission[]) {
     const ownerClient = await startSync(teardown, lib.owner, lib.relay.url)
     await ownerClient.synced()
     const memory = await openReplica(teardown, lib.owner, { grant: true })
@@ -295,7 +296,7 @@ describe('writing through a scoped token', () => {
  * the relay withheld the first event it kept as a header only, if it withheld any; the sync
  * itself always completes. `ownerChanged`: the owner's memory (its digest) changed.
  */
-async function offlineWriter(lib: Library, scope: unknown, permissions: string[], write: (memory: Memory, sign: Signer) => Promise<void>) {
+async function offlineWriter(lib: Library, scope: TokenScope, permissions: Permission[], write: (memory: Memory, sign: Signer) => Promise<void>) {
   const memory = await openReplica(teardown, lib.owner, { grant: true })
   const token = tokenFor(lib.owner, memory, scope, permissions)
   await syncOnce(lib.owner, lib.relay.url)
@@ -499,7 +500,7 @@ describe('what a deleted record still allows', () => {
   it('a second deletion of a deleted record is judged as a deletion: its derived list cannot reach out of scope', async () => {
     const lib = await library()
     await lib.owner.forget(lib.ids.work)
-    for (const permissions of [['read', 'write'], ['read', 'write', 'redact']]) {
+    for (const permissions of [['read', 'write'], ['read', 'write', 'redact']] as Permission[][]) {
       const { outcome } = await offlineWriter(lib, { kinds: ['episode'] }, permissions, async (memory, sign) => {
         const tombstone = { id: `tomb_${permissions.length}000000000000000`, op: 'delete', targetKind: 'episode', targetID: lib.ids.work, deletedAt: '2026-01-01T00:00:00Z', actor: memory.author, derived: {} }
         await sign('memory.delete', { kind: 'episode', id: lib.ids.work, tombstone, derived: [{ kind: 'preference', id: lib.ids.tone }] })

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createToken, CLOCK_SKEW_MS, decodeToken, scopeAllows, verifyToken, type TokenContext } from '../../src/auth/index.js'
+import { createToken, CLOCK_SKEW_MS, decodeToken, scopeAllows, verifyToken, type TokenContext, type TokenRequest } from '../../src/auth/index.js'
 import { AuthError, CairnError, LimitError } from '../../src/errors.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { defaultCrypto, Identity, tokenSignable } from '../../src/log/index.js'
@@ -53,8 +53,9 @@ describe('capability tokens (units)', () => {
     space, audience: holder.author, nowMs: T0, crypto,
     isRevoked: () => false, canIssue: (issuer) => issuer === owner.author, ...overrides,
   })
-  const issue = (request: Partial<{ audience: string; scope: unknown; permissions: string[]; expiresInMs: number }> = {}, signer = owner) =>
-    createToken(signer, space, { audience: holder.author, scope: { kinds: ['preference'] }, permissions: ['write', 'read', 'read'], expiresInMs: HOUR_MS, ...request }, T0, crypto)
+  // Bad requests on purpose: the request is typed loosely and checked at run time.
+  const issue = (request: Partial<{ audience: string; scope: unknown; permissions: string[]; expiresIn: number }> = {}, signer = owner) =>
+    createToken(signer, space, { audience: holder.author, scope: { kinds: ['preference'] }, permissions: ['write', 'read', 'read'], expiresIn: HOUR_MS, ...request } as TokenRequest, T0, crypto)
 
   it('decodes to what was signed, with permissions sorted and deduplicated', () => {
     const token = issue()
@@ -68,7 +69,7 @@ describe('capability tokens (units)', () => {
   })
 
   it('accepts a token up to its expiry plus the clock skew, and refuses it one millisecond later', () => {
-    const token = issue({ expiresInMs: 1000 })
+    const token = issue({ expiresIn: 1000 })
     expect(verifyToken(token, context({ nowMs: T0 + 1000 + CLOCK_SKEW_MS })).audience).toBe(holder.author)
     const late = refusal(() => verifyToken(token, context({ nowMs: T0 + 1000 + CLOCK_SKEW_MS + 1 })))
     expect(late).toBeInstanceOf(AuthError)
@@ -175,7 +176,7 @@ describe('capability tokens (units)', () => {
     }
     expect(decodeToken(issue({ scope: { kinds: ['fact'], tags: { any: [], none: ['secret'] } } }), crypto).scope).toEqual({ kinds: ['fact'], tags: { none: ['secret'] } })
     expect(refusal(() => issue({ scope: { kinds: ['feelings'] } })).code).toBe('UNKNOWN_KIND')
-    expect(refusal(() => issue({ expiresInMs: 0 })).where.field).toBe('token.expiresIn')
+    expect(refusal(() => issue({ expiresIn: 0 })).where.field).toBe('token.expiresIn')
   })
 })
 
@@ -292,7 +293,7 @@ describe('tokens through the relay', () => {
     },
     {
       name: 'a token signed by a granted writer without the admin right', code: 'ISSUER_NOT_AUTHORIZED',
-      token: (s) => createToken(s.peer.identity, s.owner.space, { audience: s.peer.author, scope: { all: true }, permissions: ['read', 'write'], expiresInMs: HOUR_MS }, T0, crypto),
+      token: (s) => createToken(s.peer.identity, s.owner.space, { audience: s.peer.author, scope: { all: true }, permissions: ['read', 'write'], expiresIn: HOUR_MS }, T0, crypto),
     },
     {
       name: 'a token for another space', code: 'WRONG_SPACE',

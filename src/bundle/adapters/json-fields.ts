@@ -9,12 +9,12 @@
  */
 import { describeType, isPlainObject } from '../../assert.js'
 import { InputError, type ErrorLocation } from '../../errors.js'
-import type { JsonValue } from '../../log/index.js'
+import type { JsonObject, JsonValue } from '../../log/index.js'
 import { parseJsonSource } from './json-source.js'
 import { decodeSource } from './source-text.js'
 import type { AdapterInput } from './types.js'
 
-export type JsonObject = Record<string, JsonValue>
+export type { JsonObject }
 
 /** One JSON document of an input and the file it came from. */
 export interface JsonDocument {

@@ -6,10 +6,10 @@
  * Invariant: content is plain JSON (`JsonValue`, integers beyond 2^53 as bigint) and holds
  * records in their Portable Memory form, so `canonicalJson` of a record is its bundle line.
  */
-import type { JsonValue } from '../../log/index.js'
+import type { JsonObject } from '../../log/index.js'
 import type { RecordKind } from '../../projection/kinds.js'
 
-export type JsonObject = { [key: string]: JsonValue }
+export type { JsonObject }
 
 export type ConformanceLevel = 'L0' | 'L1' | 'L2' | 'L3'
 export type ExportMode = 'full' | 'incremental'

@@ -9,9 +9,9 @@
  * Fields the spec does not define are kept as they are (spec §12.2) and are covered by the
  * entry ids and the root hash like any other field.
  */
-import type { JsonValue } from '../../log/index.js'
+import type { JsonObject, JsonValue } from '../../log/index.js'
 
-export type JsonObject = { [key: string]: JsonValue }
+export type { JsonObject }
 
 /** The five components, in the order the spec lists them (and verification walks them). */
 export const PAM_COMPONENTS = ['episodic', 'semantic', 'procedural', 'working', 'identity'] as const

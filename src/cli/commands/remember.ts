@@ -81,7 +81,8 @@ export function recordFromFlags(flags: RememberFlags, text: string | undefined):
   if (kind === 'episode' && Object.keys(fields).length === 0) {
     throw usageError('MISSING_ARGUMENT', 'nothing to remember: give <text>, --field or --data; see `cairn remember --help`')
   }
-  return { kind, ...fields }
+  // Flags are typed at run time: remember checks each field against the kind.
+  return { kind, ...fields } as RememberInput
 }
 
 async function report(id: string, isJson: boolean, context: CliContext): Promise<void> {
