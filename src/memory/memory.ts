@@ -311,14 +311,18 @@ export class Memory {
       for (const view of page.records) if (isExpired(view, now)) expired.push(view.id)
       cursor = page.cursor
     } while (cursor !== undefined)
-    const forgotten: string[] = []
-    for (const id of expired) {
-      // An earlier expiry's cascade may have taken it already.
-      if ((await this.status(id)) === 'deleted') continue
-      await this.tombstone(id, 'delete', { reason: 'expired' }, `${TOMBSTONE_ID_PREFIX}${hashParts('expire', id)}`)
-      forgotten.push(id)
-    }
-    return forgotten
+    // One at a time with creates and forgets, the check included: a second expire started
+    // alongside finds the records deleted and skips them rather than being refused.
+    return this.creating.run(async () => {
+      const forgotten: string[] = []
+      for (const id of expired) {
+        // An earlier expiry's cascade (or a forget) may have taken it already.
+        if ((await this.status(id)) === 'deleted') continue
+        await this.core.write(() => this.tombstoneNow(id, 'delete', { reason: 'expired' }, `${TOMBSTONE_ID_PREFIX}${hashParts('expire', id)}`))
+        forgotten.push(id)
+      }
+      return forgotten
+    })
   }
 
   /** Purges a record's content but keeps a skeleton (ids, times, kind) and the tombstone. */

@@ -167,12 +167,25 @@ export class ProjectionBatch {
     private readonly keys: ProjectionKeys,
     private readonly source: ProjectionSource,
     private readonly textIndex: TextIndex,
-    run: { readonly recordedAt: number; readonly runStart: number },
+    run: { readonly recordedAt: number; readonly runStart: number; readonly kindReplays?: readonly string[] },
     private readonly cache: RecordCache,
     private readonly features: ProjectionFeatures = FULL_FEATURES,
   ) {
     this.recordedAt = run.recordedAt
     this.runStart = run.runStart
+    this.replaysWaiting = new Set(run.kindReplays)
+  }
+
+  /** Records an earlier batch flagged (ProjectionMeta.kindReplays) whose replay has not run yet. */
+  private readonly replaysWaiting: ReadonlySet<string>
+
+  /**
+   * Whether a record holds the state of a kind another create has won, until its replay: a
+   * deletion inferred from that kind's parents would be wrong, and would spread to its children
+   * (erasing their bodies) before the replay could undo it. The replay infers under the winning kind.
+   */
+  private waitsForKindReplay(id: string): boolean {
+    return (this.kindChanges.has(id) || this.replaysWaiting.has(id)) && !this.restarted.has(id)
   }
 
   /** How many records this batch holds in memory (touched, or read to resolve references). */
@@ -385,7 +398,7 @@ export class ProjectionBatch {
       const parentsOf = new Map<string, string[]>()
       for (const id of frontier) {
         const state = this.loaded.get(id)
-        if (!state || isDeleted(state)) continue
+        if (!state || isDeleted(state) || this.waitsForKindReplay(id)) continue
         const parents = parentIds(state)
         if (parents.length > 0) parentsOf.set(id, parents)
       }

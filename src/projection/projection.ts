@@ -153,21 +153,23 @@ export class Projection {
 
   /**
    * Finishes what a crash interrupted between a log write and the projection write that follows
-   * it: placing late bodies (the log keeps a marker until `bodiesFilled` is done) and a
-   * withdrawal (the projection's meta names it until its replay is stored).
+   * it: placing late bodies (the log keeps a marker until `bodiesFilled` is done), a
+   * withdrawal (the projection's meta names it until its replay is stored), and the replay of
+   * records whose kind changed (an on-demand projection does not catch up on open).
    */
   private async resume(): Promise<void> {
     const late = await this.log.lateBodies()
     if (late.length > 0) await this.bodiesFilled(late)
     const withdrawing = this.meta.withdrawing
     if (withdrawing) await this.withdrawRecords(withdrawing.ids, withdrawing.keep)
+    if (this.meta.kindReplays !== undefined) await this.mutex.run(() => this.replayKindChanges())
   }
 
   /**
    * Replays the records whose kind another create won (ProjectionMeta.kindReplays) under the
    * kind their events decide. The mutex must be held. A replay never finds another such change.
-   * Every catch-up ends with it, so one a crash cut short is done by the next (on open, or on
-   * an on-demand projection's next read).
+   * Every catch-up ends with it, and opening a store resumes one a crash cut short. Until then
+   * no deletion is inferred for those records (ProjectionBatch.waitsForKindReplay).
    */
   private async replayKindChanges(): Promise<RecordChange[]> {
     const ids = this.meta.kindReplays

@@ -47,6 +47,21 @@ describe('expiry', () => {
     expect(await m.expire()).toEqual([])
   })
 
+  it('two expire() calls started together, or one alongside a forget, all resolve; each record is forgotten once', async () => {
+    const { memories, clock } = await openReplicas(1)
+    open.push(...memories)
+    const [m] = memories as [Memory]
+    const soon = new Date(clock.nowMs() + 1000).toISOString().replace('.000', '')
+    for (const id of ['ep_a', 'ep_b', 'ep_c']) await m.remember({ kind: 'episode', id, summary: id, expirationDate: soon })
+    clock.advance(2000)
+    const [first, second, forget] = await Promise.allSettled([m.expire(), m.expire(), m.forget('ep_c')])
+    expect([first.status, second.status, forget.status]).toEqual(['fulfilled', 'fulfilled', 'fulfilled'])
+    const expired = [...(first as PromiseFulfilledResult<string[]>).value, ...(second as PromiseFulfilledResult<string[]>).value]
+    // ep_c went to whichever came first: the forget (started last) or an expire.
+    expect(expired.filter((id) => id !== 'ep_c').sort()).toEqual(['ep_a', 'ep_b'])
+    expect((await m.tombstones()).map((tombstone) => tombstone.targetID).sort()).toEqual(['ep_a', 'ep_b', 'ep_c'])
+  })
+
   it('search still fills its limit when the best hits have expired', async () => {
     const { memories, clock } = await openReplicas(1)
     open.push(...memories)

@@ -52,7 +52,46 @@ async function twoKinds(order: 'laptop first' | 'phone first') {
   return { laptop: laptop as Memory, phone: phone as Memory }
 }
 
+const ON_DEMAND = { fullText: false, asOf: false, onDemand: true }
+
 describe('one id created as two kinds', () => {
+  // The laptop creates `shared` as an episode first; the phone then creates it as a fact of its
+  // episode ep_p, with a link to another fact, and the laptop forgets ep_p. On the phone, the
+  // laptop's events flag `shared` for a replay as an episode; the forget in the same catch-up
+  // must not delete `shared` as a fact of ep_p meanwhile, nor its link with it (erasing the
+  // link's body), which no replay of `shared` brings back.
+  for (const delivery of ['in one catch-up', 'one event at a time'] as const) {
+    it(`a deletion in the catch-up that changes a record's kind is judged under the winning kind (${delivery})`, async () => {
+      const clock = new ManualClock(Date.UTC(2026, 0, 1))
+      const [laptop, phone] = (await openReplicas(2, clock)).memories as [Memory, Memory]
+      open.push(laptop, phone)
+      clock.advance(1000)
+      await phone.remember({ kind: 'episode', id: 'ep_p', summary: 'parent episode' })
+      await phone.remember({ kind: 'episode', id: 'ep_q', summary: 'other episode' })
+      await phone.remember({ kind: 'fact', id: 'fact_f2', episodeID: 'ep_q', subject: 'a', predicate: 'b', object: 'c' })
+      await deliver(phone, laptop)
+      clock.advance(1000)
+      await laptop.remember({ kind: 'episode', id: 'shared', summary: 'laptop episode' })
+      clock.advance(1000)
+      await phone.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'x', predicate: 'y', object: 'z' })
+      const link = await phone.remember({ kind: 'factLink', srcFactID: 'shared', dstFactID: 'fact_f2', linkType: 'supports-link' })
+      clock.advance(1000)
+      await laptop.forget('ep_p')
+      await deliver(phone, laptop)
+      if (delivery === 'in one catch-up') await deliver(laptop, phone)
+      else for (const envelope of await laptop.log.envelopesSince(phone.versionVector(), { signatures: 'stored' })) await phone.ingest([envelope])
+      for (const memory of [laptop, phone]) {
+        expect(await memory.get('shared')).toMatchObject({ kind: 'episode', summary: 'laptop episode' })
+        expect(await memory.status(link)).toBe('visible')
+        expect(await bodiesOf(memory)).toContain('supports-link')
+      }
+      expect(await phone.digest()).toBe(await laptop.digest())
+      const digest = await phone.digest()
+      await phone.rebuild()
+      expect(await phone.digest()).toBe(digest)
+    })
+  }
+
   for (const order of ['laptop first', 'phone first'] as const) {
     it(`takes the earliest create's kind on every replica (${order})`, async () => {
       const { laptop, phone } = await twoKinds(order)
@@ -107,14 +146,14 @@ describe('one id created as two kinds', () => {
     expect(await phone.digest()).toBe(await laptop.digest())
   })
 
-  it('a replay the kind change needs, cut short by a crash, is done when the store opens again', async () => {
+  for (const [name, features] of [['a full projection', undefined], ['an on-demand projection (a relay)', ON_DEMAND]] as const) it(`a replay the kind change needs, cut short by a crash, is done when the store opens again (${name})`, async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1))
     const owner = await Memory.open({ clock })
     const store = await LogStore.open()
     const identity = Identity.generate()
     const phoneLog = await store.openSpace(owner.space)
     await owner.grant(identity.author)
-    let phone = await Memory.attach(store, phoneLog.space, identity)
+    let phone = await Memory.attach(store, phoneLog.space, identity, features)
     open.push(owner, store)
     await phone.ingest(await owner.events())
     await owner.remember({ kind: 'entity', id: 'shared', type: 'person', canonicalName: 'Ann' })
@@ -126,7 +165,7 @@ describe('one id created as two kinds', () => {
     await phone.ingest(await owner.events(phone.versionVector()))
     expect((await phone.get('shared'))?.kind).toBe('episode')
     await phone.close()
-    phone = await Memory.attach(store, phoneLog.space, identity)
+    phone = await Memory.attach(store, phoneLog.space, identity, features)
     open.push(phone)
     expect(await phone.get('shared')).toMatchObject({ kind: 'entity', canonicalName: 'Ann' })
     expect(decodeMeta(await store.storage.get(`${phone.space}:q:m`)).kindReplays).toBeUndefined()
