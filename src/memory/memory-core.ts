@@ -5,7 +5,7 @@
  */
 import { assertNonEmptyString } from '../assert.js'
 import type { JsonValue } from '../log/index.js'
-import { InputError, StorageError } from '../errors.js'
+import { InputError, relocate, StorageError } from '../errors.js'
 import type { RecordState } from '../crdt/index.js'
 import { decodeState, kindSpec, Projection, ProjectionReader, type CachedRecord, type ProjectionFeatures, type RecordKind, type RecordView } from '../projection/index.js'
 import type { Engine } from './memory-engine.js'
@@ -225,7 +225,12 @@ export function atIndex<T>(path: string, run: () => T): T {
   try {
     return run()
   } catch (error) {
-    if (error instanceof InputError) throw new InputError(error.code, `${path}: ${error.message}`, { ...error.where, path })
+    // One shape for every refusal of a list item: the item's path leads the field
+    // (`records[1].episode.summary`), as the checks made on the whole list name it.
+    if (error instanceof InputError) {
+      const { field, ...rest } = error.where
+      throw relocate(error, { ...rest, field: field === undefined ? path : `${path}.${field}` })
+    }
     throw error
   }
 }

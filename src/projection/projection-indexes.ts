@@ -62,6 +62,7 @@ export interface RecordFacets {
   readonly kind: RecordKind
   readonly contextID?: string
   readonly tags: readonly string[]
+  /** Empty in facets read from an index entry (encodeFacets): the entity index is the filter. */
   readonly entities: readonly string[]
   readonly confidence?: number
   readonly validFrom?: string
@@ -98,9 +99,13 @@ const facetsPackr = new Packr({ useRecords: false, variableMapSize: true })
 
 // A fixed array layout: the same facets always encode to the same bytes (rebuild equality). An
 // eighth element, `true`, marks tags left out (MAX_FACET_TAGS); entries without it read as before.
+// Entities are not written (an empty list keeps the layout): a query with an entity filter
+// always walks that entity's index (ProjectionReader.drivingPrefix), which lists exactly the
+// records naming it, so no entry needs them; carrying them made a community of M members write
+// M² names (800 members took 9.6 MB). Entries written before keep theirs; nothing reads them.
 export function encodeFacets(facets: RecordFacets): Uint8Array {
   const leftOut = facets.tags.length > MAX_FACET_TAGS
-  const fields = [facets.kind, facets.contextID ?? null, leftOut ? [] : facets.tags, facets.entities, facets.confidence ?? null, facets.validFrom ?? null, facets.validTo ?? null]
+  const fields = [facets.kind, facets.contextID ?? null, leftOut ? [] : facets.tags, [], facets.confidence ?? null, facets.validFrom ?? null, facets.validTo ?? null]
   return facetsPackr.pack(leftOut ? [...fields, true] : fields)
 }
 

@@ -206,10 +206,13 @@ export class ProjectionReader {
       // Index entries carry facets: filter while walking, read views only for what is returned.
       const chosen: string[] = []
       const recheck = new Set<string>()
+      // With an entity, the walk is that entity's index: every entry names it, and entries do
+      // not carry entities (encodeFacets).
+      const { entity: _walkedEntity, ...walkFilter } = filter
       for await (const [key, value] of this.storage.entries(range)) {
         if (value.length === 0) continue
         const facets = decodeFacets(value)
-        if (!matchesFacets(facets, filter)) continue
+        if (!matchesFacets(facets, walkFilter)) continue
         if (facets.tagsLeftOut && filter.tags) recheck.add(key)
         chosen.push(key)
         if (chosen.length === page.limit) {

@@ -291,7 +291,10 @@ export class RelayEndpoint implements SyncEndpoint {
         continue
       }
       const record = facts ? await this.recordOf(facts) : undefined
-      const inScope = record !== undefined && scopeAllows(token.scope, record)
+      // An operation of another kind than the record's (one id created as two kinds,
+      // memory-model §1.3) shows nowhere; judged as the record, it would hand a reader of that
+      // record's kind content of a kind its scope does not reach.
+      const inScope = record !== undefined && facts?.kind === record.kind && scopeAllows(token.scope, record)
       events.push(inScope ? envelope : headerOnly(envelope))
       if (membershipChanges && record !== undefined) await this.tell(record.id, inScope, peerVector, fills, withdraw)
     }

@@ -1,7 +1,7 @@
 /**
- * Records with very many tags: index entries carry at most MAX_FACET_TAGS of a record's tags
- * (projection-indexes.ts), so storage grows with the tag count, not its square, and tag filters
- * still return exactly the records whose tags pass, on either side of the cap, page by page.
+ * Records with very many tags or entities: index entries carry at most MAX_FACET_TAGS of a
+ * record's tags and none of its entities (projection-indexes.ts), so storage grows with the
+ * count, not its square, and filters still return exactly the records that pass, page by page.
  */
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -18,7 +18,7 @@ afterEach(async () => {
 async function indexValueBytes(memory: Memory): Promise<number> {
   const storage = (memory.log as unknown as { storage: { entries(range: object): AsyncIterable<[string, Uint8Array]> } }).storage
   let total = 0
-  for (const part of ['k', 't']) {
+  for (const part of ['k', 't', 'n']) {
     const prefix = `${memory.space}:q:${part}:`
     for await (const [, value] of storage.entries({ gte: prefix, lt: `${prefix}\uffff` })) total += value.length
   }
@@ -76,5 +76,31 @@ describe('records with many tags', () => {
       await memory.close()
       open.pop()
     }), { numRuns: 40 })
+  })
+})
+
+describe('records naming many entities', () => {
+  it('index entries grow linearly with a community\'s members, and entity queries stay exact', async () => {
+    const memory = await Memory.open({})
+    open.push(memory)
+    const sizes: number[] = []
+    const members = (count: number): string[] => Array.from({ length: count }, (_, i) => `ent_${count}_${String(i).padStart(6, '0')}`)
+    for (const count of [200, 800]) {
+      const before = await indexValueBytes(memory)
+      await memory.remember({ kind: 'community', id: `com_${count}`, label: `${count} members`, memberEntityIDs: members(count) })
+      sizes.push((await indexValueBytes(memory)) - before)
+    }
+    // Four times the members: about four times the bytes (carrying every member in every entry made it sixteen).
+    expect((sizes[1] as number) / (sizes[0] as number)).toBeLessThan(5)
+    const shared = 'ent_800_000007'
+    await memory.remember({ kind: 'fact', id: 'fact_a', episodeID: await memory.remember({ kind: 'episode', summary: 'e' }), subject: shared, predicate: 'is', object: 'ent_other' })
+    await memory.remember({ kind: 'edge', id: 'edge_a', srcEntityID: 'ent_other', dstEntityID: shared, edgeType: 'knows' })
+    // An id that extends the entity's must not match it (index keys are escaped, not prefixes of each other).
+    await memory.remember({ kind: 'edge', id: 'edge_b', srcEntityID: `${shared}:x`, dstEntityID: 'ent_other', edgeType: 'knows' })
+    expect(await allPages(memory, { entity: shared })).toEqual(['com_800', 'edge_a', 'fact_a'])
+    expect(await allPages(memory, { entity: shared, kind: 'edge' })).toEqual(['edge_a'])
+    expect(await allPages(memory, { entity: 'ent_other' })).toEqual(['edge_a', 'edge_b', 'fact_a'])
+    expect(await allPages(memory, { entity: 'ent_200_000003' })).toEqual(['com_200'])
+    expect(await allPages(memory, { entity: 'ent_nobody' })).toEqual([])
   })
 })

@@ -267,6 +267,11 @@ describe('forget and redact', () => {
     const before = m.versionVector()
     expect((await refusal(m.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'likes', object: 'coffee' })))).toMatchObject({ code: 'FORGOTTEN', where: { field: 'fact.episodeID' } })
     expect((await refusal(m.rememberMany([{ kind: 'episode', summary: 'fine' }, { kind: 'edge', srcEntityID: a, dstEntityID: c, edgeType: 'likes' }])))).toMatchObject({ code: 'FORGOTTEN', where: { field: 'records[1].edge.dstEntityID' } })
+    // A list item's bad field is named the same way, and the message says the code once.
+    expect(await refusal(m.rememberMany([{ kind: 'episode', summary: 'fine' }, { kind: 'episode', summary: 5 } as never]))).toMatchObject({
+      code: 'WRONG_TYPE', where: { field: 'records[1].episode.summary' }, message: 'WRONG_TYPE: expected a string, got number (field records[1].episode.summary)',
+    })
+    expect(await refusal(m.updateMany([{ id: edge, changes: { set: { confidence: 'high' } } }]))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'updates[0].edge.confidence' } })
     for (const [id, field] of [[fact, 'object'], [fact, 'episodeID'], [fact, 'subject'], [edge, 'edgeType'], [edge, 'srcEntityID']] as const) {
       expect((await refusal(m.update(id, { set: { [field]: 'x' } }))), field).toMatchObject({ code: 'IMMUTABLE_FIELD' })
       expect((await refusal(m.updateMany([{ id, changes: { set: { [field]: 'x' } } }]))), field).toMatchObject({ code: 'IMMUTABLE_FIELD' })

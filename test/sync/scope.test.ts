@@ -604,3 +604,23 @@ describe('an author the log never granted', () => {
     }
   })
 })
+
+describe('one id created as two kinds', () => {
+  it('a reader scoped to the winning kind does not receive the losing kind\'s content', async () => {
+    const relay = await startRelay(teardown)
+    const owner = await openOwner(teardown)
+    const phone = await openReplica(teardown, owner, { grant: true })
+    await phone.ingest(await owner.events())
+    // The phone's entity is the earlier create: it decides the kind everywhere.
+    await phone.remember({ kind: 'entity', id: 'shared', type: 'person', canonicalName: 'Ann' })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await owner.remember({ kind: 'episode', id: 'shared', summary: 'diary-secret-words' })
+    await owner.ingest(await phone.events(owner.versionVector()))
+    await syncOnce(owner, relay.url)
+    expect((await owner.get('shared'))?.kind).toBe('entity')
+    const reader = await openReplica(teardown, owner)
+    await syncOnce(reader, relay.url, tokenFor(owner, reader, { kinds: ['entity'] }))
+    expect(await reader.get('shared')).toMatchObject({ kind: 'entity', canonicalName: 'Ann' })
+    expect(await storeText(reader)).not.toContain('diary-secret-words')
+  })
+})
