@@ -8,7 +8,7 @@ import type { JsonValue } from '../log/index.js'
 import { InputError } from '../errors.js'
 import { isRecordKind, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
 import { atIndex, refuseOtherKind, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
-import { createEntry, redactionSkeleton } from './record-entries.js'
+import { createEntry, nameOversizedRecord, redactionSkeleton } from './record-entries.js'
 
 /**
  * The vendor kind Cairn's `.mem` export writes from records (`items/cairnExtensions.jsonl`,
@@ -32,7 +32,11 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
     kinds.set(entry.id, entry.kind)
   })
   await core.refuseDeletedParents(entries, (index) => `records[${index}]`)
-  if (entries.length > 0) await core.append(entries.map(({ op, data }) => ({ op, data })))
+  if (entries.length > 0) {
+    await core.append(entries.map(({ op, data }) => ({ op, data }))).catch((error: unknown) => {
+      throw nameOversizedRecord(error, entries, (index) => `records[${index}]`)
+    })
+  }
   return entries.map((entry) => entry.id)
 }
 

@@ -25,7 +25,7 @@ import { nameInferredDeletions } from './deletion-naming.js'
 import { emptyDerivedBlock, planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseOtherKind, refuseTombstoned } from './memory-core.js'
-import { createEntry, redactionSkeleton, signTombstone, type Tombstone } from './record-entries.js'
+import { createEntry, nameOversizedRecord, redactionSkeleton, signTombstone, type Tombstone } from './record-entries.js'
 import * as bulk from './bulk-writes.js'
 import { listWithheld, noteWithheld, relayName, type WithheldReport, type WithheldWrite } from './withheld-writes.js'
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
@@ -140,7 +140,9 @@ export class Memory {
       if (state?.tombstone) refuseTombstoned(state.tombstone.op, 'id')
       refuseOtherKind(state?.kind, entry.kind, 'id')
       await this.core.refuseDeletedParents([entry], () => undefined)
-      await this.core.append([{ op: entry.op, data: entry.data }])
+      await this.core.append([{ op: entry.op, data: entry.data }]).catch((error: unknown) => {
+        throw nameOversizedRecord(error, [entry])
+      })
       return entry.id
     })
   }

@@ -6,7 +6,7 @@
 import { assertObject } from '../assert.js'
 import { canonicalJson, type JsonValue } from '../log/index.js'
 import { baseTextDocument, spliceText } from '../crdt/index.js'
-import { InputError } from '../errors.js'
+import { InputError, LimitError, relocate } from '../errors.js'
 import { encodeChanges, fieldOf, formatTimestamp, isRecordKind, kindSpec, MEMORY_OPS, validateCreate, type RecordKind, type RecordView } from '../projection/index.js'
 import type { DerivedBlock } from './forget-plan.js'
 import type { Entry, MemoryCore } from './memory-core.js'
@@ -40,6 +40,23 @@ export interface CreateContext {
 /** The memory.create event for a record input (defaults filled, fields validated). */
 export function createEntry(core: MemoryCore, input: unknown): CreateEntry {
   return buildCreateEntry({ nowMs: core.now(), randomHex: (bytes) => core.randomHex(bytes), author: core.author }, input)
+}
+
+/**
+ * The log refuses a body over its limit naming only `data`: this names the record's largest
+ * field as input checks do (`episode.details`, or `records[3].episode.details` with the list's
+ * `path`). Other errors pass through. Runs only on the refusal: bodies are measured only then.
+ */
+export function nameOversizedRecord(error: unknown, entries: readonly CreateEntry[], path?: (index: number) => string): unknown {
+  if (!(error instanceof LimitError) || error.code !== 'BODY_TOO_LARGE') return error
+  const bytes = (value: JsonValue): number => Buffer.byteLength(canonicalJson(value))
+  const sizes = entries.map((entry) => bytes(entry.data as JsonValue))
+  const index = sizes.indexOf(Math.max(...sizes))
+  const entry = entries[index]
+  if (entry === undefined) return error
+  const [field, size] = Object.entries(entry.fields).map(([name, value]) => [name, bytes(value)] as const).reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0] as const)
+  const where = [path?.(index), entry.kind, field].filter((part) => part).join('.')
+  return relocate(error, { field: where }, `${error.reason}${field ? ` (${field} alone is ${size} bytes)` : ''}`)
 }
 
 /** createEntry with the replica's part given: an import measures the bodies it will write with it. */

@@ -272,6 +272,12 @@ describe('forget and redact', () => {
       code: 'WRONG_TYPE', where: { field: 'records[1].episode.summary' }, message: 'WRONG_TYPE: expected a string, got number (field records[1].episode.summary)',
     })
     expect(await refusal(m.updateMany([{ id: edge, changes: { set: { confidence: 'high' } } }]))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'updates[0].edge.confidence' } })
+    // A record too large for one event names its largest field, not the event's `data`.
+    const huge = 'x'.repeat(1100 * 1024)
+    expect(await refusal(m.remember({ kind: 'episode', summary: 'big', details: huge }))).toMatchObject({ code: 'BODY_TOO_LARGE', where: { field: 'episode.details' } })
+    expect(await refusal(m.rememberMany([{ kind: 'episode', summary: 'fine' }, { kind: 'entity', type: 'note', canonicalName: 'n', summary: huge }]))).toMatchObject({
+      code: 'BODY_TOO_LARGE', where: { field: 'records[1].entity.summary' }, message: expect.stringMatching(/over 1048576 \(summary alone is 1126402 bytes\) \(field records\[1\]\.entity\.summary\)$/),
+    })
     for (const [id, field] of [[fact, 'object'], [fact, 'episodeID'], [fact, 'subject'], [edge, 'edgeType'], [edge, 'srcEntityID']] as const) {
       expect((await refusal(m.update(id, { set: { [field]: 'x' } }))), field).toMatchObject({ code: 'IMMUTABLE_FIELD' })
       expect((await refusal(m.updateMany([{ id, changes: { set: { [field]: 'x' } } }]))), field).toMatchObject({ code: 'IMMUTABLE_FIELD' })
