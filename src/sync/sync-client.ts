@@ -38,14 +38,16 @@ export interface SyncOptions {
    * 15 s); past it the connection is dropped and tried again after the backoff.
    */
   readonly handshakeTimeoutMs?: number
+  /**
+   * With `live: false`: how long a sync caught up both ways waits for what that appended (an
+   * admin's named deletions) to be acknowledged before it closes anyway (default 30 s); the
+   * next sync sends what is left.
+   */
+  readonly finishTimeoutMs?: number
 }
 
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000
-/**
- * How long a one-shot sync, caught up both ways, waits for what that appended (an admin's named
- * deletions) to be acknowledged before it closes anyway; the next sync sends what is left.
- */
-const FINISH_TIMEOUT_MS = 30_000
+const DEFAULT_FINISH_TIMEOUT_MS = 30_000
 const DEFAULT_INITIAL_DELAY_MS = 100
 const DEFAULT_MAX_DELAY_MS = 10_000
 /** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
@@ -57,8 +59,8 @@ const MAX_DELAY_MS = 2 ** 31 - 1
  * @throws InputError UNKNOWN_FIELD, WRONG_TYPE, OUT_OF_RANGE
  */
 export function readSyncOptions(value: unknown): SyncOptions {
-  const raw = assertOptions(value, ['token', 'live', 'relayKey', 'initialDelayMs', 'maxDelayMs', 'handshakeTimeoutMs'], 'options')
-  const delay = (name: 'initialDelayMs' | 'maxDelayMs' | 'handshakeTimeoutMs', min: number): { [key: string]: number } =>
+  const raw = assertOptions(value, ['token', 'live', 'relayKey', 'initialDelayMs', 'maxDelayMs', 'handshakeTimeoutMs', 'finishTimeoutMs'], 'options')
+  const delay = (name: 'initialDelayMs' | 'maxDelayMs' | 'handshakeTimeoutMs' | 'finishTimeoutMs', min: number): { [key: string]: number } =>
     raw[name] === undefined ? {} : { [name]: assertInteger(raw[name], `options.${name}`, min, MAX_DELAY_MS) }
   const options: SyncOptions = {
     ...(raw.token !== undefined ? { token: assertNonEmptyString(raw.token, 'options.token') } : {}),
@@ -68,6 +70,7 @@ export function readSyncOptions(value: unknown): SyncOptions {
     ...delay('initialDelayMs', 1),
     ...delay('maxDelayMs', 1),
     ...delay('handshakeTimeoutMs', 1),
+    ...delay('finishTimeoutMs', 1),
   }
   // A first delay above the longest would be cut to it without a word.
   const { initialDelayMs, maxDelayMs = DEFAULT_MAX_DELAY_MS } = options
@@ -351,7 +354,7 @@ export class SyncClient {
         this.listeners.emit('finishing', undefined)
         // A relay that never acknowledges (stalled, half-open) must not keep a caught-up sync open.
         let timer: NodeJS.Timeout | undefined
-        const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, FINISH_TIMEOUT_MS).unref() })
+        const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, this.options.finishTimeoutMs ?? DEFAULT_FINISH_TIMEOUT_MS).unref() })
         void Promise.race([session.finish(), deadline]).then(() => {
           clearTimeout(timer)
           finish()

@@ -186,6 +186,20 @@ describe('deletion over sync', () => {
     expect(owner.versionVector()).toEqual(writer.versionVector())
   })
 
+  it('a one-shot sync whose finishing work does not end closes after finishTimeoutMs', async () => {
+    const relay = await startRelay(teardown)
+    const owner = await openOwner(teardown)
+    await owner.remember({ kind: 'episode', summary: 'the zanzibar itinerary' })
+    // The admin's finishing work (bringing records up to date, naming deletions) never ends.
+    owner.applyPending = () => new Promise<void>(() => undefined)
+    const client = await startSync(teardown, owner, relay.url, { live: false, finishTimeoutMs: 150 })
+    const seen: string[] = []
+    client.on('finishing', () => seen.push('finishing'))
+    client.on('status', (status) => seen.push(status))
+    await waitFor(() => client.status === 'closed', 'the sync to close once finishTimeoutMs passed', 5000)
+    expect(seen.slice(seen.indexOf('finishing'))).toEqual(['finishing', 'closed'])
+  })
+
   it('a peer that joins after the deletion never receives the content', async () => {
     const relay = await startRelay(teardown)
     const owner = await openOwner(teardown)

@@ -146,6 +146,8 @@ it('refuses sync options a timer cannot honour, naming the option, before connec
   const cases: [object, string, string][] = [
     [{ handshakeTimeoutMs: 0 }, 'OUT_OF_RANGE', 'options.handshakeTimeoutMs'],
     [{ handshakeTimeoutMs: 2 ** 31 }, 'OUT_OF_RANGE', 'options.handshakeTimeoutMs'],
+    [{ finishTimeoutMs: 0 }, 'OUT_OF_RANGE', 'options.finishTimeoutMs'],
+    [{ finishTimeoutMs: 1.5 }, 'WRONG_TYPE', 'options.finishTimeoutMs'],
     [{ initialDelayMs: -1 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
     [{ initialDelayMs: 0 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
     [{ initialDelayMs: 500, maxDelayMs: 100 }, 'OUT_OF_RANGE', 'options.initialDelayMs'],
