@@ -82,8 +82,10 @@ async function writeConfig(file: string, config: HomeConfig): Promise<void> {
  * replica of an existing space that learns the genesis from its first sync.
  * A directory left with identity.json (and maybe a store) but no config.json, as a creation
  * that stopped part way leaves it, is completed with that key and the space its store holds.
+ * A directory holding anything else is refused: a home is a folder of its own.
  * @throws InputError ALREADY_INITIALIZED, NOT_A_DIRECTORY, IDENTITY_MISMATCH (another key is
- *   there), INCOMPLETE_HOME (a store without its key, or of other spaces than the one asked)
+ *   there), INCOMPLETE_HOME (a store without its key, or of other spaces than the one asked),
+ *   NOT_EMPTY (other files, and no home begun)
  */
 export async function initHome(dir: string, options: HomeOptions & { name?: string; space?: string; identity?: Identity } = {}): Promise<Home> {
   const paths = homePaths(dir)
@@ -100,6 +102,13 @@ export async function initHome(dir: string, options: HomeOptions & { name?: stri
   }
   if (!kept && await exists(paths.storeDir)) {
     throw new InputError('INCOMPLETE_HOME', 'this directory holds a store but neither identity.json nor config.json: the key it was written with is gone; move the directory away to start a new home', { file: dir })
+  }
+  if (!kept) {
+    // Nothing of a home here: only an empty directory becomes one (not a project folder given by mistake).
+    const others = (await fs.readdir(dir)).filter((name) => !/^config\.json\.\d+\.tmp$/.test(name))
+    if (others.length > 0) {
+      throw new InputError('NOT_EMPTY', `this directory holds other files (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}) and no Cairn home; give a new or empty directory`, { file: dir })
+    }
   }
   const identity = kept ?? options.identity ?? Identity.generate(options.crypto)
   if (!kept) await writeIdentityFile(paths.identityFile, identity)

@@ -687,8 +687,18 @@ export class Memory {
     await this.core.write(() => this.engine.log.grant(this.engine.identity, author, rights))
   }
 
+  /**
+   * Withdraws an author's rights (the owner's cannot be). An author holding none here, never
+   * granted or revoked already, is refused: a mistyped key should not pass for done.
+   * @throws InputError NOT_GRANTED, or naming `author` when it is no key; AuthError NOT_AUTHORIZED without the admin right
+   */
   async revoke(author: string): Promise<void> {
-    await this.core.write(() => this.engine.log.revoke(this.engine.identity, author))
+    await this.core.write(async () => {
+      if (this.engine.log.rightsOf(author).length === 0) {
+        throw new InputError('NOT_GRANTED', 'this author holds no rights here: never granted, or revoked already (a grant made on another replica arrives with a sync)', { field: 'author' })
+      }
+      await this.engine.log.revoke(this.engine.identity, author)
+    })
   }
 
   /**

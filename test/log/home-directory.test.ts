@@ -4,7 +4,7 @@
  * with the key and the space it holds; what cannot be completed is refused naming what is
  * missing, and nothing is written.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Identity } from '../../src/log/index.js'
@@ -74,6 +74,18 @@ describe('a home without config.json', () => {
     await expect(Memory.open({ path: dir })).rejects.toMatchObject({ code: 'INCOMPLETE_HOME', where: { file: dir } })
     await expect(readFile(homePaths(dir).identityFile)).rejects.toMatchObject({ code: 'ENOENT' })
     await expect(readFile(homePaths(dir).configFile)).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  it('refuses a folder holding other files, writing nothing; an empty one becomes a home', async () => {
+    const dir = await tempDir()
+    await writeFile(path.join(dir, 'notes.md'), 'my project')
+    await expect(Memory.open({ path: dir })).rejects.toMatchObject({ code: 'NOT_EMPTY', where: { file: dir } })
+    expect(await readdir(dir)).toEqual(['notes.md'])
+    const empty = path.join(await tempDir(), 'empty')
+    await mkdir(empty)
+    const memory = await Memory.open({ path: empty })
+    await memory.close()
+    expect((await readdir(empty)).sort()).toEqual(['config.json', 'identity.json', 'store'])
   })
 
   it('refuses a path that is a file, naming it', async () => {

@@ -207,6 +207,20 @@ describe('supersede and valid time', () => {
   })
 })
 
+describe('grants', () => {
+  it('revoking an author that holds no rights is refused, writing nothing; a granted one is revoked once', async () => {
+    const m = await memory()
+    const other = 'ab'.repeat(32)
+    const before = m.versionVector()
+    expect(await refusal(m.revoke(other))).toMatchObject({ code: 'NOT_GRANTED', where: { field: 'author' } })
+    expect(m.versionVector()).toEqual(before)
+    await m.grant(other, ['write'])
+    await m.revoke(other)
+    expect(m.log.rightsOf(other)).toEqual([])
+    expect(await refusal(m.revoke(other))).toMatchObject({ code: 'NOT_GRANTED' })
+  })
+})
+
 describe('forget and redact', () => {
   it('two forgets of one record started together: one tombstone, the other call refused', async () => {
     const m = await memory()
@@ -267,6 +281,7 @@ describe('forget and redact', () => {
     const before = m.versionVector()
     expect((await refusal(m.remember({ kind: 'fact', episodeID: episode, subject: 'user', predicate: 'likes', object: 'coffee' })))).toMatchObject({ code: 'FORGOTTEN', where: { field: 'fact.episodeID' } })
     expect((await refusal(m.rememberMany([{ kind: 'episode', summary: 'fine' }, { kind: 'edge', srcEntityID: a, dstEntityID: c, edgeType: 'likes' }])))).toMatchObject({ code: 'FORGOTTEN', where: { field: 'records[1].edge.dstEntityID' } })
+    expect(await refusal(m.remember({ kind: 'fact', episodeID: other, subject: 'a', predicate: 'b', object: 'c', tValidFrom: '2026-02-01T00:00:00Z', tValidTo: '2026-01-01T00:00:00Z' }))).toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'fact.tValidTo' } })
     // A list item's bad field is named the same way, and the message says the code once.
     expect(await refusal(m.rememberMany([{ kind: 'episode', summary: 'fine' }, { kind: 'episode', summary: 5 } as never]))).toMatchObject({
       code: 'WRONG_TYPE', where: { field: 'records[1].episode.summary' }, message: 'WRONG_TYPE: expected a string, got number (field records[1].episode.summary)',
