@@ -5,8 +5,9 @@
  *
  * - the kind of the earliest create, by stamp (clock, then author and seq);
  * - before any create, the kind of the first operation applied (the record is absent then);
- * - once the record is deleted or redacted, its kind no longer changes (the bodies of later
- *   creates are erased on arrival, so no replica can weigh them).
+ * - once an event deletes or redacts the record, its kind no longer changes (the bodies of
+ *   later creates are erased on arrival, so no replica can weigh them). A deletion inferred
+ *   from a parent is no event: such a record keeps its bodies and creates still decide.
  *
  * ProjectionBatch applies the rule as events arrive and, when a create of another kind wins,
  * asks for the record to be replayed; the replay starts each record with the kind

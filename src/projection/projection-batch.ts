@@ -94,6 +94,11 @@ function needsKeeping(state: RecordState): boolean {
   return state.tombstone?.op === 'delete' && state.tombstone.inferred === true && !keepsInferredBodies(state)
 }
 
+/** Deleted only through a parent, bodies kept: no event names it, so its kind may still change. */
+function deletedByParentOnly(state: RecordState): boolean {
+  return state.tombstone?.op === 'delete' && state.tombstone.inferred === true && keepsInferredBodies(state)
+}
+
 /** Whether a record is deleted and keeps the bodies of its content all the same (keepsInferredBodies). */
 export function keepsDeletedBodies(state: RecordState): boolean {
   return isDeleted(state) && keepsInferredBodies(state)
@@ -356,8 +361,10 @@ export class ProjectionBatch {
     const { header } = event
     const stamp = { wall: header.clock.wall, logical: header.clock.logical, author: header.author, seq: header.seq }
     // One id, two kinds (memory-model.md §1.3): the record's kind is its earliest create's.
-    // Deletions take the id whatever its kind; content for a deleted record is handled below.
-    if (current.kind !== decoded.kind && operation.type !== 'tombstone' && current.tombstone === undefined) {
+    // Deletions take the id whatever its kind; content for a deleted record is handled below,
+    // unless only a parent deleted it (no event names it): the kind that wins may have no such
+    // parent, so the replay decides that too.
+    if (current.kind !== decoded.kind && operation.type !== 'tombstone' && (current.tombstone === undefined || deletedByParentOnly(current))) {
       this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${OTHER_KIND_OP}${event.id}`) })
       const wins = operation.type === 'create' && (current.created === undefined || compareStamps(stamp, current.created) < 0)
       if (wins && this.replay === undefined) this.kindChanges.add(decoded.id)

@@ -110,6 +110,32 @@ describe('one id created as two kinds', () => {
     })
   }
 
+  it('a record deleted only through its parent still takes the kind of an earlier create that arrives later', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const [owner, phone, laptop] = (await openReplicas(3, clock)).memories as [Memory, Memory, Memory]
+    open.push(owner, phone, laptop)
+    await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent episode' })
+    await deliver(owner, phone)
+    await deliver(owner, laptop)
+    clock.advance(1000)
+    await laptop.remember({ kind: 'episode', id: 'shared', summary: 'laptop episode' })   // the earliest create
+    clock.advance(1000)
+    await owner.forget('ep_p')
+    clock.advance(1000)
+    await phone.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'x', predicate: 'y', object: 'z' })
+    // The phone deletes its fact with its episode, then learns of the laptop's earlier episode.
+    await deliver(owner, phone)
+    expect(await phone.status('shared')).toBe('deleted')
+    await deliver(laptop, phone)
+    expect(await phone.get('shared')).toMatchObject({ kind: 'episode', summary: 'laptop episode' })
+    for (const [from, to] of [[phone, owner], [phone, laptop], [laptop, owner], [owner, laptop]] as const) await deliver(from, to)
+    for (const memory of [owner, phone, laptop]) expect(await memory.get('shared'), memory.author).toMatchObject({ kind: 'episode', summary: 'laptop episode' })
+    expect(new Set(await Promise.all([owner, phone, laptop].map((memory) => memory.digest()))).size).toBe(1)
+    const digest = await phone.digest()
+    await phone.rebuild()
+    expect(await phone.digest()).toBe(digest)
+  })
+
   it('a deletion takes the id whatever kind the deleting replica held, and erases the bodies of both kinds everywhere', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1))
     const { memories: [laptop, phone] } = await openReplicas(2, clock)
