@@ -9,7 +9,7 @@
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { assertNonEmptyString, assertOneOf, assertOptions } from '../assert.js'
-import { InputError } from '../errors.js'
+import { InputError, relocate } from '../errors.js'
 import { parseJson } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { formatTimestamp } from '../projection/index.js'
@@ -82,17 +82,22 @@ export async function exportMemory(memory: Memory, target: string, options: Expo
   return { format, manifest, records: manifest.events }
 }
 
-/** The format of the bundle at `source`: a `.pam`/`.pam.cbor` file, or a directory with a `.mem` or snapshot manifest. */
+/**
+ * The format of the bundle at `source`: a `.pam`/`.pam.cbor` file, or a directory with a `.mem`
+ * or snapshot manifest. The refusal names only what Cairn bundles are: a caller that can also
+ * read another system's export (`importMemory`, `cairn import`) says how.
+ * @throws InputError NOT_FOUND, UNKNOWN_FORMAT
+ */
 export async function detectBundleFormat(source: string): Promise<BundleFormat> {
   const info = await fs.stat(source).catch(() => undefined)
   if (!info) throw new InputError('NOT_FOUND', 'no such file or directory', { file: source })
   if (info.isFile()) {
     if (/\.pam(\.cbor)?$/i.test(source)) return 'pam'
-    throw new InputError('UNKNOWN_FORMAT', 'a bundle file must be .pam or .pam.cbor; for another system\'s export, name it with --from', { file: source })
+    throw new InputError('UNKNOWN_FORMAT', 'a bundle file must be .pam or .pam.cbor', { file: source })
   }
   const manifestFile = path.join(source, 'manifest.json')
   const text = await fs.readFile(manifestFile, 'utf8').catch(() => undefined)
-  if (text === undefined) throw new InputError('UNKNOWN_FORMAT', 'the directory has no manifest.json: not a .mem bundle or a log snapshot (for another system\'s export, use --from)', { file: source })
+  if (text === undefined) throw new InputError('UNKNOWN_FORMAT', 'the directory has no manifest.json: not a .mem bundle or a log snapshot', { file: source })
   let manifest: unknown
   try {
     manifest = parseJson(text)
@@ -100,6 +105,12 @@ export async function detectBundleFormat(source: string): Promise<BundleFormat> 
     return 'mem' // the .mem reader names what is wrong with it
   }
   return (manifest as { format?: unknown })?.format === SNAPSHOT_FORMAT ? 'log' : 'mem'
+}
+
+/** An UNKNOWN_FORMAT from detection, with how to import another system's export instead; other errors as they are. */
+function suggestSource(error: unknown, how: string): unknown {
+  if (!(error instanceof InputError) || error.code !== 'UNKNOWN_FORMAT') return error
+  return relocate(error, error.where, `${error.reason}; for another system's export, ${how}`)
 }
 
 export async function importMemory(memory: Memory, source: string, options: ImportOptions = {}): Promise<ImportReport> {
@@ -117,7 +128,9 @@ export async function importMemory(memory: Memory, source: string, options: Impo
     }
   }
   if (producer !== undefined) throw new InputError('UNSUPPORTED_OPTION', 'source names who produced another system\'s export; it applies with from', { field: 'options.source' })
-  const format = raw.format === undefined ? await detectBundleFormat(source) : assertOneOf(raw.format, BUNDLE_FORMATS, 'options.format')
+  const format = raw.format === undefined
+    ? await detectBundleFormat(source).catch((error: unknown) => { throw suggestSource(error, 'give its source as the from option') })
+    : assertOneOf(raw.format, BUNDLE_FORMATS, 'options.format')
   const { format: _format, source: _source, ...rest } = raw
   if (format === 'mem') return { format, ...(await importMem(memory, source, rest)) }
   if (format === 'pam') return { format, ...(await importPam(memory, source, rest)) }

@@ -196,7 +196,7 @@ async function validatePam(bundle: BundlePath, trustedKeys: readonly string[], p
     file,
     path: problem.path,
   }))
-  if (report.omitted > 0) problems.push({ code: 'TOO_MANY_PROBLEMS', message: `${report.omitted} more problems were not listed`, file })
+  if (report.omitted > 0) problems.push({ code: 'TOO_MANY_PROBLEMS', message: `${report.omitted} more problem${report.omitted === 1 ? ' was' : 's were'} not listed`, file })
   return invalid(problems)
 }
 

@@ -21,13 +21,14 @@ import { tokenCommand } from './commands/token.js'
 import { serveCommand } from './commands/serve.js'
 import { syncCommand } from './commands/sync.js'
 import { withheldCommand } from './commands/withheld.js'
+import { rebuildCommand } from './commands/rebuild.js'
 
 // The log commands keep their places ahead of the memory commands, the bundle commands follow
 // the memory commands, and the sync commands come last: scripts and tests read the command
 // list in this order.
 export const COMMANDS: readonly CliCommand[] = [
   initCommand, logCommand, verifyCommand,
-  rememberCommand, getCommand, queryCommand, searchCommand, forgetCommand, historyCommand, expireCommand,
+  rememberCommand, getCommand, queryCommand, searchCommand, forgetCommand, historyCommand, expireCommand, rebuildCommand,
   exportCommand, importCommand, validateCommand,
   grantCommand, tokenCommand, serveCommand, syncCommand, withheldCommand,
 ]

@@ -8,8 +8,10 @@
  *
  * Invariants: nothing is served before the peer proved its key; a bad frame or a failed check
  * ends that peer's session only; a session whose token is revoked or expires is closed; stopping
- * closes every session and flushes the stores.
+ * closes every session and flushes the stores. A start that fails removes what it created on
+ * disk (a new directory, or a new key and store in an existing one), never what was there.
  */
+import { promises as fs } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { WebSocketServer } from 'ws'
@@ -122,16 +124,30 @@ export class Relay {
       : assertInteger(options.handshakeTimeoutMs, 'options.handshakeTimeoutMs', 1)
     let identity = options.identity
     let store: LogStore
+    // What this start created on disk: removed again if it fails, so a relay that never ran
+    // (the port taken) leaves no key and store behind.
+    const created: string[] = []
     if (options.path !== undefined) {
-      await ensureDirectory(options.path)
-      const keyFile = path.join(options.path, 'relay-identity.json')
-      identity ??= await readIdentityFile(keyFile, options.crypto).catch(async (error: unknown) => {
-        if ((error as CairnError).code !== 'KEY_FILE_MISSING') throw error
-        const fresh = Identity.generate(options.crypto)
-        await writeIdentityFile(keyFile, fresh)
-        return fresh
-      })
-      store = await LogStore.open({ path: path.join(options.path, 'store'), ...(options.crypto ? { crypto: options.crypto } : {}), ...(options.clock ? { clock: options.clock } : {}) })
+      const dir = options.path
+      try {
+        const newRoot = await topmostMissing(dir)
+        await ensureDirectory(dir)
+        if (newRoot !== undefined) created.push(newRoot)
+        const keyFile = path.join(dir, 'relay-identity.json')
+        identity ??= await readIdentityFile(keyFile, options.crypto).catch(async (error: unknown) => {
+          if ((error as CairnError).code !== 'KEY_FILE_MISSING') throw error
+          const fresh = Identity.generate(options.crypto)
+          if (newRoot === undefined) created.push(keyFile)
+          await writeIdentityFile(keyFile, fresh)
+          return fresh
+        })
+        const storeDir = path.join(dir, 'store')
+        if (newRoot === undefined && await topmostMissing(storeDir) !== undefined) created.push(storeDir)
+        store = await LogStore.open({ path: storeDir, ...(options.crypto ? { crypto: options.crypto } : {}), ...(options.clock ? { clock: options.clock } : {}) })
+      } catch (error) {
+        await removeAll(created)
+        throw error
+      }
     } else {
       identity ??= Identity.generate(options.crypto)
       store = await LogStore.open({ ...(options.crypto ? { crypto: options.crypto } : {}), ...(options.clock ? { clock: options.clock } : {}) })
@@ -146,8 +162,9 @@ export class Relay {
       })
       return new Relay(server, store, identity, options.clock ?? new SystemClock(), handshakeTimeoutMs)
     } catch (error) {
-      // Nothing stays open (or locked) when the relay cannot listen.
+      // Nothing stays open (or locked) when the relay cannot listen, nor on disk if it is new.
       await store.close()
+      await removeAll(created)
       throw listenError(error, host, port)
     }
   }
@@ -358,6 +375,19 @@ export class Relay {
     if (!isAdmin(access.token.issuer)) return new AuthError('ISSUER_NOT_AUTHORIZED', 'the token\'s issuer lost its admin right', { author: access.key })
     return undefined
   }
+}
+
+/** The outermost folder of `target` (or `target` itself) that does not exist yet; undefined when it exists. */
+async function topmostMissing(target: string): Promise<string | undefined> {
+  const exists = (file: string): Promise<boolean> => fs.lstat(file).then(() => true, () => false)
+  let missing: string | undefined
+  for (let current = path.resolve(target); missing !== current && !(await exists(current)); current = path.dirname(current)) missing = current
+  return missing
+}
+
+/** Removes what a failed start created. */
+async function removeAll(paths: readonly string[]): Promise<void> {
+  for (const target of paths) await fs.rm(target, { recursive: true, force: true })
 }
 
 /** Node's listen errors as Cairn errors naming the address; the original is the cause. */

@@ -133,6 +133,25 @@ describe('cairn export --evidence-pack', () => {
     const key = (JSON.parse(ok(await run(['export', path.join(f.out, 'key.mem'), '--sign', '--dir', f.home.dir, '--json'])).stdout) as Json).signer as string
     expect(ok(await run(['validate', out, '--trusted-key', key])).stdout).toMatch(/^valid: .*L3, signed/)
   })
+
+  it('is in the usage line of `cairn export --help`', async () => {
+    expect(ok(await run(['export', '--help'])).stdout).toMatch(/^usage: cairn export <out> .*\[--evidence-pack\]/)
+  })
+})
+
+describe('a path that is not a Cairn bundle', () => {
+  it('suggests --from to import, and nothing validate lacks to validate', async () => {
+    const dir = await tempDir()
+    const file = path.join(dir, 'memories.json')
+    await writeFile(file, '[]')
+    const home = await newHome()
+    for (const target of [dir, file]) {
+      expect(expectOneLineError(await run(['import', target, '--dir', home.dir]), 1, 'UNKNOWN_FORMAT')).toMatch(/; for another system's export, name it with --from \(/)
+      const validated = expectOneLineError(await run(['validate', target]), 1, 'UNKNOWN_FORMAT')
+      expect(validated).not.toContain('--from')
+      expect(validated).toMatch(/: (not a \.mem bundle or a log snapshot|a bundle file must be \.pam or \.pam\.cbor) \(/)
+    }
+  })
 })
 
 describe('cairn export, validate and import: a round trip through each format', () => {
@@ -331,6 +350,17 @@ describe('tampered bundles: validate names the file, import refuses and changes 
     expect(await storeState(home.dir)).toEqual(before)
   })
 
+  it('a PAM artifact with two problems: the refusal counts the other one in the singular', async () => {
+    const bad = await copyOf(f.pam)
+    // The entry's hash, and so the root hash over the components.
+    await flipByte(bad, 'peanuts')
+    const validated = await run(['validate', bad, '--trusted-key', f.home.author])
+    expect(validated.stdout.match(/PAM_HASH_MISMATCH/g)).toHaveLength(2)
+    const home = await newHome()
+    const refused = expectOneLineError(await run(['import', bad, '--trusted-key', f.home.author, '--dir', home.dir]), 1, 'PAM_HASH_MISMATCH')
+    expect(refused).toMatch(/ \(and 1 more problem\) \(/)
+  })
+
   it('exits 1 from the real executable too', async () => {
     const bad = await copyOf(f.mem)
     await flipByte(path.join(bad, 'items/preference.jsonl'), 'drink')
@@ -404,6 +434,27 @@ describe('cairn import --from', () => {
     // One of the sample's memories expired at the end of 2025: imported, but hidden from queries.
     expect(again).toMatchObject({ format: 'source', source: 'mem0', unchanged: stored.length + 1 })
     expect(again.imported).toEqual({})
+  })
+
+  it('refuses with NOTHING_RECOGNIZED, writing nothing, a file of which the adapter skipped every entry', async () => {
+    const home = await newHome()
+    const before = await storeState(home.dir)
+    const chatgpt = path.join(repoRoot, 'test/bundle/adapters/samples/chatgpt/conversations.json')
+    const asMem0 = expectOneLineError(await run(['import', chatgpt, '--from', 'mem0', '--dir', home.dir]), 1, 'NOTHING_RECOGNIZED')
+    expect(asMem0).toMatch(/^cairn: NOTHING_RECOGNIZED: no mem0 memory in this export: all 2 entries were skipped \(the first warning: EMPTY_MEMORY: .*\); is --from right\? \(.*chatgpt\/conversations\.json\)$/)
+    const asEngram = expectOneLineError(await run(['import', MEM0_SAMPLE, '--from', 'engram', '--dir', home.dir]), 1, 'NOTHING_RECOGNIZED')
+    expect(asEngram).toMatch(/no engram memory in this export: all \d+ entries were skipped \(the first warning: NOT_AN_ENGRAM: .*is --from right\?/)
+    expect(await storeState(home.dir)).toEqual(before)
+  })
+
+  it('imports an export with no entries at all as nothing new, exit 0', async () => {
+    const home = await newHome()
+    const dir = await tempDir()
+    for (const [name, content] of [['empty.json', '[]'], ['wrapped.json', '{"results": [], "total": 0}']] as const) {
+      await writeFile(path.join(dir, name), content)
+      const result = ok(await run(['import', path.join(dir, name), '--from', 'mem0', '--dir', home.dir, '--json']))
+      expect(JSON.parse(result.stdout)).toMatchObject({ imported: {}, unchanged: 0 })
+    }
   })
 
   it('imports a ChatGPT export zip as downloaded, and refuses a corrupt one naming it, writing nothing', async () => {

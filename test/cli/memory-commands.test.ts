@@ -158,6 +158,16 @@ describe('cairn remember and get', () => {
     expect(result.stderr).toMatch(new RegExp(`^cairn: note: created a new Cairn home in ${dir} \\(space [0-9a-f]{64}\\)\n$`))
     expect(await cairn(dir, 'get', result.stdout.trim())).toMatch(/^summary +first note$/m)
   })
+
+  it('creates no home when the record is refused where there was none', async () => {
+    const dir = path.join(await tempDir(), 'typo')
+    const refused = await run(['remember', 'x', '--field', 'confidence=abc', '--dir', dir])
+    expect(expectOneLineError(refused, 2, 'WRONG_TYPE')).toContain('(field episode.confidence)')
+    expect(existsSync(dir)).toBe(false)
+    const missing = await run(['remember', '--kind', 'fact', '--field', 'subject=Sam', '--dir', dir])
+    expect(expectOneLineError(missing, 2, 'MISSING_FIELD')).toContain('(field fact.')
+    expect(existsSync(dir)).toBe(false)
+  })
 })
 
 describe('cairn query', () => {
@@ -321,6 +331,35 @@ describe('--as-of reads what the replica showed at a recorded time', () => {
     const page = await cairnJson<{ records: Json[] }>(dir, 'query', '--tag', 'drinks', '--as-of', String(created))
     expect(page.records.map((record) => record.summary)).toEqual(['Sam drinks coffee'])
     expect(expectOneLineError(await run(['get', id, '--as-of', String(created - 1), '--dir', dir]), 1, 'UNKNOWN_RECORD')).toContain('did not exist yet')
+  })
+})
+
+describe('cairn rebuild', () => {
+  it('derives the records again from the log, and says whether they had differed', async () => {
+    const dir = await newHome()
+    const first = (await cairn(dir, 'remember', 'the kettle is broken')).trim()
+    const second = (await cairn(dir, 'remember', 'tea at four')).trim()
+    expect(await cairn(dir, 'rebuild')).toMatch(/^rebuilt space [0-9a-f]{12}… from \d+ events: 2 records; they were already what the log gives \(digest [0-9a-f]{12}…\)\n$/)
+    // Damage the derived records below the log: the first record's view now holds the second's.
+    const memory = await Memory.open({ path: dir })
+    const storage = (memory.log as unknown as { storage: { get(key: string): Promise<Uint8Array | undefined>; write(ops: object[]): Promise<void> } }).storage
+    const viewKey = (id: string): string => `${memory.space}:q:v:${id}`
+    const secondView = await storage.get(viewKey(second))
+    expect(secondView).toBeDefined()
+    await storage.write([{ type: 'put', key: viewKey(first), value: secondView }])
+    await memory.close()
+    expect(await cairn(dir, 'get', first)).toContain('tea at four')
+    const report = await cairnJson<{ changed: boolean; records: number; events: number; digestBefore: string; digestAfter: string }>(dir, 'rebuild')
+    expect(report).toMatchObject({ changed: true, records: 2 })
+    expect(report.digestAfter).not.toBe(report.digestBefore)
+    expect(await cairn(dir, 'get', first)).toContain('the kettle is broken')
+    expect((await cairnJson<{ changed: boolean }>(dir, 'rebuild')).changed).toBe(false)
+  })
+
+  it('refuses a directory that is not a home, naming it', async () => {
+    const result = await run(['rebuild', '--dir', path.join(await tempDir(), 'nothing-here')])
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/^cairn: [A-Z_]+: /)
   })
 })
 

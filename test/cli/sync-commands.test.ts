@@ -9,6 +9,8 @@
  * what is tested); the short commands mostly run in-process, which is the same entry point
  * without the process adapter and much faster than spawning tsx.
  */
+import { existsSync } from 'node:fs'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { Memory } from '../../src/index.js'
@@ -225,6 +227,30 @@ describe('cairn sync through cairn serve', () => {
     expect(refused).toContain('flag --token')
   })
 
+  it('grant and token revoke from a home that is not an admin say so as token create does, writing nothing', async () => {
+    const owner = await newOwner()
+    ok(await run(['sync', relay.url, '--dir', owner.dir]))
+    const replica = await newReplica(owner.space)
+    const { token, id } = await createToken(owner, replica.author)
+    ok(await run(['sync', relay.url, '--token', token, '--dir', replica.dir]))
+    const before = ok(await run(['log', '--dir', replica.dir, '--json'])).stdout
+    const granted = expectOneLineError(await run(['grant', owner.author, '--dir', replica.dir]), 1, 'NOT_AUTHORIZED')
+    expect(granted).toBe(`cairn: NOT_AUTHORIZED: only the owner or an admin of the space grants access (author ${replica.author})`)
+    for (const given of [token, id]) {
+      const revoked = expectOneLineError(await run(['token', 'revoke', given, '--dir', replica.dir]), 1, 'NOT_AUTHORIZED')
+      expect(revoked).toMatch(/^cairn: NOT_AUTHORIZED: only the owner or an admin of the space revokes tokens \(author [0-9a-f]{64}\)$/)
+    }
+    expect(ok(await run(['log', '--dir', replica.dir, '--json'])).stdout).toBe(before)
+  })
+
+  it('token inspect of a garbled token says it does not decode without echoing its bytes', async () => {
+    for (const garbled of ['ct1.abc.def', `ct1.${Buffer.from([0x7b, 0xff, 0xfe, 0x01]).toString('base64url')}.x`, `ct1.${Buffer.from('{"v":1').toString('base64url')}.x`]) {
+      const line = expectOneLineError(await run(['token', 'inspect', garbled]), 1, 'BAD_TOKEN')
+      expect(line).toMatch(/^cairn: BAD_TOKEN: token does not decode: BAD_JSON: /)
+      expect(line).toMatch(/^[\x20-\x7e…]+$/)
+    }
+  })
+
   it('refusals name their code: no token, a token for another key, an unknown space, the wrong relay key', async () => {
     const owner = await newOwner()
     ok(await run(['sync', relay.url, '--dir', owner.dir]))
@@ -268,6 +294,26 @@ describe('cairn sync through cairn serve', () => {
     const dir = path.join(await tempDir(), 'second-relay')
     const line = expectOneLineError(await runCli(['serve', '--port', String(relay.port), '--dir', dir]), 1, 'PORT_IN_USE')
     expect(line).toContain(`127.0.0.1:${relay.port}`)
+  })
+
+  it('serve that cannot listen leaves behind none of the directories, key and store it created, and only those', async () => {
+    const fresh = path.join(await tempDir(), 'new', 'relay')
+    expectOneLineError(await run(['serve', '--port', String(relay.port), '--dir', fresh]), 1, 'PORT_IN_USE')
+    expect(existsSync(path.dirname(fresh))).toBe(false)
+
+    const empty = await tempDir()
+    await writeFile(path.join(empty, 'notes.txt'), 'mine')
+    expectOneLineError(await run(['serve', '--port', String(relay.port), '--dir', empty]), 1, 'PORT_IN_USE')
+    expect(await readdir(empty)).toEqual(['notes.txt'])
+
+    // A relay directory that exists keeps its key and store.
+    const used = path.join(await tempDir(), 'used-relay')
+    const first = await startRelay(used)
+    expect((await first.process.stop('SIGTERM')).code).toBe(0)
+    const key = await readFile(path.join(used, 'relay-identity.json'), 'utf8')
+    expectOneLineError(await run(['serve', '--port', String(relay.port), '--dir', used]), 1, 'PORT_IN_USE')
+    expect((await readdir(used)).sort()).toEqual(['relay-identity.json', 'store'])
+    expect(await readFile(path.join(used, 'relay-identity.json'), 'utf8')).toBe(key)
   })
 })
 

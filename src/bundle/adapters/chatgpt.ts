@@ -192,7 +192,7 @@ function addSavedMemory(context: ImportContext, item: JsonValue, file: string, p
     for (const [key, value] of Object.entries(item)) if (key !== textKey && key !== 'id') metadata.set(`openai_${key}`, metadataString(value))
   } else throw new InputError('WRONG_TYPE', `a saved memory is a string or an object, got ${describeType(item)}`, where)
   if (pyStrip(text) === '') {
-    context.warn('EMPTY_MEMORY', 'a saved memory without text; skipped', where)
+    context.skip('EMPTY_MEMORY', 'a saved memory without text; skipped', where)
     return
   }
   let id = memoryId !== undefined && memoryId !== '' ? memoryId : context.randomEpisodeId()

@@ -83,7 +83,7 @@ function addMessage(context: ImportContext, message: FieldReader, index: number,
   }
   const built = metadata.toObject()
   if (pyStrip(text) === '' && !['claude_content', 'claude_attachments', 'claude_files'].some((key) => Object.hasOwn(built, key))) {
-    context.warn('EMPTY_MESSAGE', 'a message with no text, content or attachments; skipped', where)
+    context.skip('EMPTY_MESSAGE', 'a message with no text, content or attachments; skipped', where)
     return
   }
   const speaker = sender === undefined ? undefined : SPEAKERS[sender]
@@ -127,7 +127,7 @@ function addMemoryEntry(context: ImportContext, entry: FieldReader): void {
     context.add('episode', { id: importId, sourceType: 'event', summary: details, details, metadata: metadata.toObject() }, entry.where())
   }
   const add = (text: string, kind: 'conversations' | 'project', project: string | undefined, where: ReturnType<FieldReader['where']>): void => {
-    if (pyStrip(text) === '') return context.warn('EMPTY_MEMORY', 'an empty memory; skipped', where)
+    if (pyStrip(text) === '') return context.skip('EMPTY_MEMORY', 'an empty memory; skipped', where)
     const metadata = new MetadataBuilder()
     metadata.put('claude_account_uuid', account)
     metadata.set('claude_memory', kind === 'conversations' ? 'conversations_memory' : 'project_memories')

@@ -139,7 +139,7 @@ function addFile(context: ImportContext, file: SourceFile): void {
   const frontmatter = splitFrontmatter(content)
   const text = pyStrip(frontmatter.body || content)
   if (text === '') {
-    context.warn('EMPTY_FILE', 'a memory file without text; skipped', where)
+    context.skip('EMPTY_FILE', 'a memory file without text; skipped', where)
     return
   }
   const base = file.path === '' ? '' : baseName(file.path)

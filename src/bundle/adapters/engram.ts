@@ -92,7 +92,7 @@ function collect(node: JsonValue, path: string, engrams: Found[], episodes: Foun
   if (Array.isArray(node)) {
     node.forEach((item, index) => {
       if (Array.isArray(item) || isPlainObject(item)) collect(item, `${path}[${index}]`, engrams, episodes, context, file, depth + 1)
-      else context.warn('NOT_AN_ENGRAM', `a ${item === null ? 'null' : typeof item} entry is neither an engram nor an episode; skipped`, { file, path: `${path}[${index}]` })
+      else context.skip('NOT_AN_ENGRAM', `a ${item === null ? 'null' : typeof item} entry is neither an engram nor an episode; skipped`, { file, path: `${path}[${index}]` })
     })
     return
   }
@@ -105,7 +105,7 @@ function collect(node: JsonValue, path: string, engrams: Found[], episodes: Foun
       list.forEach((item, index) => {
         const at = `${path}.${key}[${index}]`
         if (isPlainObject(item)) (key === 'engrams' ? engrams : episodes).push({ value: item as JsonObject, path: at })
-        else context.warn('NOT_AN_ENGRAM', 'an entry that is not a mapping; skipped', { file, path: at })
+        else context.skip('NOT_AN_ENGRAM', 'an entry that is not a mapping; skipped', { file, path: at })
       })
     }
     const others = Object.keys(object).filter((key) => key !== 'engrams' && key !== 'episodes')
@@ -114,7 +114,7 @@ function collect(node: JsonValue, path: string, engrams: Found[], episodes: Foun
   }
   if ('statement' in object) engrams.push({ value: object, path })
   else if ('summary' in object && ('timestamp' in object || 'agent' in object || 'session_id' in object)) episodes.push({ value: object, path })
-  else context.warn('NOT_AN_ENGRAM', 'a mapping with neither `statement` nor an episode `summary`; skipped', { file, path })
+  else context.skip('NOT_AN_ENGRAM', 'a mapping with neither `statement` nor an episode `summary`; skipped', { file, path })
 }
 
 function metadataOf(object: JsonObject, record: 'engram' | 'episode', skipped: readonly string[]): MetadataBuilder {
@@ -143,7 +143,7 @@ function addEngram(context: ImportContext, found: Found, file: string): void {
   const metadata = metadataOf(engram, 'engram', ['id', 'statement'])
   const id = ownId(engram, metadata, context, where) ?? (pyStrip(statement) === '' ? undefined : `eng_${sha256Hex(statement).slice(0, 24)}`)
   if (id === undefined) {
-    context.warn('EMPTY_ENGRAM', 'an engram with neither an id nor a statement; skipped', where)
+    context.skip('EMPTY_ENGRAM', 'an engram with neither an id nor a statement; skipped', where)
     return
   }
   const temporal = objectAt(engram.temporal)
@@ -173,7 +173,7 @@ function addPlurEpisode(context: ImportContext, found: Found, file: string): voi
   const where = { file, path: found.path }
   const summary = episode.summary
   if (typeof summary !== 'string' || pyStrip(summary) === '') {
-    context.warn('EMPTY_EPISODE', 'an episode without a summary; skipped', where)
+    context.skip('EMPTY_EPISODE', 'an episode without a summary; skipped', where)
     return
   }
   const timestamp = typeof episode.timestamp === 'string' ? episode.timestamp : ''

@@ -73,6 +73,8 @@ export class ImportContext {
   private readonly records: ImportedRecord[] = []
   private readonly byId = new Map<string, ImportedRecord>()
   private readonly warnings: AdapterWarning[] = []
+  /** Entries left out (each also a warning): see AdapterResult.skipped. */
+  private skippedCount = 0
   /** Documents read whole, by resource id. */
   private readonly documents = new Map<string, WholeDocument>()
 
@@ -93,6 +95,12 @@ export class ImportContext {
 
   warn(code: string, message: string, where: ErrorLocation): void {
     this.warnings.push({ code, message, where })
+  }
+
+  /** Warns that an entry of the source (a memory, a message, a file) was left out. */
+  skip(code: string, message: string, where: ErrorLocation): void {
+    this.skippedCount++
+    this.warn(code, message, where)
   }
 
   /** The spec §10 fallback id: `ep_` + 16 random hex from the injected source. */
@@ -151,6 +159,10 @@ export class ImportContext {
   }
 
   result(): AdapterResult {
-    return { source: this.source, records: [...this.records], warnings: [...this.warnings], ...(this.documents.size > 0 ? { documents: [...this.documents.values()] } : {}) }
+    return {
+      source: this.source, records: [...this.records], warnings: [...this.warnings],
+      ...(this.skippedCount > 0 ? { skipped: this.skippedCount } : {}),
+      ...(this.documents.size > 0 ? { documents: [...this.documents.values()] } : {}),
+    }
   }
 }

@@ -49,7 +49,7 @@ function addMemory(context: ImportContext, item: FieldReader): void {
   const textKey = (['memory', 'text', 'data'] as const).find((key) => typeof item.raw(key) === 'string')
   const text = textKey === undefined ? '' : (item.raw(textKey) as string)
   if (pyStrip(text) === '') {
-    context.warn('EMPTY_MEMORY', 'a memory without text (memory, text or data); skipped', where)
+    context.skip('EMPTY_MEMORY', 'a memory without text (memory, text or data); skipped', where)
     return
   }
   const [role, userId, agentId, actorId, runId] = (['role', 'user_id', 'agent_id', 'actor_id', 'run_id'] as const).map((key) => item.string(key))

@@ -9,7 +9,10 @@
  *   before it is read;
  * - files of a directory or archive are read in code-point order of their relative paths, which
  *   are what the records name (never the absolute path, which differs from machine to machine);
- * - files a directory or archive holds but the source does not read are reported as warnings.
+ * - files a directory or archive holds but the source does not read are reported as warnings;
+ * - a source of which the adapter skipped every entry it met (no record, some skipped) is refused
+ *   as NOTHING_RECOGNIZED: it is most likely not that system's export. An export with no entries
+ *   at all (`[]`) is not refused: it imports nothing, as before.
  */
 import { lstat, open as openFile, readdir, readFile, stat } from 'node:fs/promises'
 import { join, sep } from 'node:path'
@@ -192,12 +195,20 @@ export async function readSource(path: string, options: ReadSourceOptions = {}):
 
 /**
  * Reads the source at `path` and maps it to records with its adapter (`from`, or detected).
- * @throws what readSource and the adapter throw; nothing is returned on error
+ * @throws what readSource and the adapter throw; InputError NOTHING_RECOGNIZED when the adapter
+ *   skipped every entry (see the header); nothing is returned on error
  */
 export async function importSource(path: string, options: AdapterOptions & ReadSourceOptions = {}): Promise<AdapterResult> {
   const read = await readSource(path, options)
   const { from: _from, maxTotalBytes: _maxTotalBytes, ...adapterOptions } = options
   const result = ADAPTERS[read.source].parse({ files: read.files }, adapterOptions)
+  const skipped = result.skipped ?? 0
+  if (result.records.length === 0 && skipped > 0) {
+    const first = result.warnings[0] as AdapterWarning
+    const hint = options.from !== undefined ? 'is --from right?' : `it was read as ${read.source}; name the source with --from if that is wrong`
+    const entries = skipped === 1 ? 'its one entry was' : `all ${skipped} entries were`
+    throw new InputError('NOTHING_RECOGNIZED', `no ${read.source} memory in this export: ${entries} skipped (the first warning: ${first.code}: ${first.message}); ${hint}`, { file: path })
+  }
   return { ...result, warnings: [...read.warnings, ...result.warnings] }
 }
 

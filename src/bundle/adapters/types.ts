@@ -70,6 +70,11 @@ export interface AdapterResult {
   readonly source: SourceName
   readonly records: readonly ImportedRecord[]
   readonly warnings: readonly AdapterWarning[]
+  /**
+   * Entries of the source left out (each has its warning): none when absent. No record and some
+   * skipped means nothing in the source read as this system's entries (NOTHING_RECOGNIZED).
+   */
+  readonly skipped?: number
   /** Documents given whole (Claude project documents); absent when the source has none. */
   readonly documents?: readonly WholeDocument[]
 }

@@ -115,7 +115,7 @@ export function assertVerified(artifact: PamArtifact, options: VerifyOptions): P
   const more = report.problems.length + report.omitted - 1
   throw new VerifyError(
     first.code,
-    `phase ${report.phase} (${PAM_PHASE_NAMES[report.phase]}): ${first.reason}${more > 0 ? ` (and ${more} more problems)` : ''}`,
+    `phase ${report.phase} (${PAM_PHASE_NAMES[report.phase]}): ${first.reason}${more > 0 ? ` (and ${more} more problem${more === 1 ? '' : 's'})` : ''}`,
     { path: first.path, ...(first.entry === undefined ? {} : { key: first.entry }) },
   )
 }

@@ -53,7 +53,7 @@ const PHASES: Readonly<Record<BundleFormat, ProgressPhase>> = {
 export const exportCommand = defineOperandCommand({
   name: 'export',
   summary: 'write this home\'s memory to a .mem bundle, a log snapshot or a PAM artifact',
-  synopsis: 'export <out> [--format mem|log|pam] [--since T] [--sign] [--audit] [--cbor] [--dir D] [--json]',
+  synopsis: 'export <out> [--format mem|log|pam] [--since T] [--sign] [--audit] [--evidence-pack] [--cbor] [--dir D] [--json]',
   description: `
 Writes the memory this home shows to <out>, whole or not at all; <out> must not exist (or be an
 empty directory). Formats:

@@ -3,8 +3,11 @@
  * --admin, also grant others and issue tokens), with a signed grant event in this home's log.
  * Replicas and relays judge each event by the grants in its causal past, so the grant counts
  * for the grantee's writes once it has synced the grant.
+ *
+ * Invariant: a home without the admin right is refused before anything is written, in the
+ * terms of `token create` rather than the log's (an event's causal past).
  */
-import { canonicalJson } from '../../index.js'
+import { AuthError, canonicalJson } from '../../index.js'
 import { EXIT_OK } from '../command.js'
 import { DIR_FLAG, resolveHomeDir, withMemory } from '../home.js'
 import { JSON_FLAG } from '../memory-flags.js'
@@ -32,7 +35,12 @@ Prints the grant; with --json {"author": hex, "rights": [...]}.`,
     const author = hexKey(operands['author-key'] as string, { field: '<author-key>' }, 'an author key')
     const rights = flags.admin ? ['write', 'admin'] as const : ['write'] as const
     const dir = resolveHomeDir(context.cwd, flags.dir)
-    await withMemory(dir, { create: false }, (memory) => memory.grant(author, rights))
+    await withMemory(dir, { create: false }, async (memory) => {
+      if (!memory.log.rightsOf(memory.author).includes('admin')) {
+        throw new AuthError('NOT_AUTHORIZED', 'only the owner or an admin of the space grants access', { author: memory.author })
+      }
+      await memory.grant(author, rights)
+    })
     await context.stdout.write(flags.json
       ? `${canonicalJson({ author, rights: [...rights] })}\n`
       : `granted ${rights.join(' and ')} to ${author}\nrun \`cairn sync\` so the grantee (and the relay) receive the grant\n`)

@@ -7,12 +7,14 @@
  * Invariants: flags are checked and the format detected before the store is opened; the
  * library checks the whole input (checksums, signatures against --trusted-key, every line)
  * before the first write, so a bad file exits 1 naming the file and line and leaves the store
- * exactly as it was. Imported memory is ordinary signed events: it syncs.
+ * exactly as it was. Imported memory is ordinary signed events: it syncs. A stop signal (Ctrl-C)
+ * ends the import between two written batches, never inside one, and says how far it got
+ * (INTERRUPTED, exit 1): import is idempotent, so running it again finishes it.
  */
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import {
-  CairnError, detectBundleFormat, InputError, shortId, SOURCE_NAMES,
+  CairnError, detectBundleFormat, InputError, shortId, SOURCE_NAMES, StorageError,
   type BundleFormat, type ImportOptions, type SourceName,
 } from '../../index.js'
 import {
@@ -27,6 +29,7 @@ import { DIR_FLAG, resolveHomeDir, withMemory } from '../home.js'
 import { JSON_FLAG } from '../memory-flags.js'
 import { defineOperandCommand } from '../operand-command.js'
 import { usageError } from '../operand-args.js'
+import { watchForStop } from '../stop-signal.js'
 
 type Target = { readonly from: SourceName; readonly source?: string } | { readonly format: BundleFormat; readonly trustedKeys: readonly string[] }
 
@@ -52,21 +55,37 @@ async function targetOf(source: BundlePath, flags: { from: string | undefined; s
     if (!exists) throw new InputError('NOT_FOUND', 'no such file or directory', { file: source.given })
     return { from, ...(producer !== undefined ? { source: producer } : {}) }
   }
-  const detected = format ?? await withBundleErrors(source, () => detectBundleFormat(source.resolved))
+  const detected = format ?? await withBundleErrors(source, () => detectBundleFormat(source.resolved)).catch((error: unknown) => {
+    // Detection names only Cairn's formats; import also reads other systems' exports.
+    if (!(error instanceof InputError) || error.code !== 'UNKNOWN_FORMAT') throw error
+    throw restate(error, error.where, `${error.reason}; for another system's export, name it with --from`)
+  })
   if (detected === 'log' && trustedKeys.length > 0) {
     throw usageError('CONFLICTING_FLAGS', 'a log snapshot is authenticated by its events\' signatures and the space\'s grants; --trusted-key is for .mem and PAM bundles', { flag: '--trusted-key' })
   }
   return { format: detected, trustedKeys }
 }
 
-function optionsOf(target: Target, progress: BundleProgress): ImportOptions {
+/**
+ * The library's progress callbacks, reporting to `progress`. Once `isStopRequested`, the write
+ * phase's callback throws INTERRUPTED: the library calls it between batches (before the first
+ * and after each), so the import ends with every batch it began written whole. A stop during
+ * the check phase waits for that first call, before anything is written.
+ */
+function optionsOf(target: Target, progress: BundleProgress, isStopRequested: () => boolean): ImportOptions {
   const verify = { label: 'checking', unit: 'bytes' } as const
-  if ('from' in target) return { from: target.from, ...(target.source !== undefined ? { source: target.source } : {}), onProgress: (_phase, done, total) => progress.update({ label: 'writing', unit: 'records' }, done, total) }
-  const writing = target.format === 'log' ? { label: 'applying', unit: 'events' } as const : { label: 'writing', unit: 'records' } as const
+  const writing = 'from' in target || target.format !== 'log' ? { label: 'writing', unit: 'records' } as const : { label: 'applying', unit: 'events' } as const
+  const onWrite = (done: number, total: number): void => {
+    progress.update(writing, done, total)
+    if (isStopRequested() && done < total) {
+      throw new StorageError('INTERRUPTED', `import stopped after ${done} of ${total} ${writing.unit}; what was written is kept, run the same import again to finish`)
+    }
+  }
+  if ('from' in target) return { from: target.from, ...(target.source !== undefined ? { source: target.source } : {}), onProgress: (_phase, done, total) => onWrite(done, total) }
   return {
     format: target.format,
     ...(target.trustedKeys.length > 0 ? { trustedKeys: target.trustedKeys } : {}),
-    onProgress: (phase, done, total) => progress.update(phase === 'verify' ? verify : writing, done, total),
+    onProgress: (phase, done, total) => (phase === 'verify' ? progress.update(verify, done, total) : onWrite(done, total)),
   }
 }
 
@@ -90,13 +109,20 @@ async function explainRefusal(error: unknown, source: BundlePath, target: Target
 
 async function runImport(source: BundlePath, target: Target, dir: string, isJson: boolean, context: CliContext): Promise<number> {
   const progress = BundleProgress.for('import', context)
-  return withMemory(dir, { create: false }, async (memory) => {
-    const report = await withBundleErrors(source, () => memory.import(source.resolved, optionsOf(target, progress)))
-      .catch(async (error: unknown) => { throw await explainRefusal(error, source, target) })
-    const described = describeImport(report, source)
-    await context.stdout.write(isJson ? jsonLine(described.json) : described.text)
-    return EXIT_OK
-  })
+  const stop = watchForStop(context)
+  let isStopRequested = false
+  void stop.stopped.then(() => { isStopRequested = true })
+  try {
+    return await withMemory(dir, { create: false }, async (memory) => {
+      const report = await withBundleErrors(source, () => memory.import(source.resolved, optionsOf(target, progress, () => isStopRequested)))
+        .catch(async (error: unknown) => { throw await explainRefusal(error, source, target) })
+      const described = describeImport(report, source)
+      await context.stdout.write(isJson ? jsonLine(described.json) : described.text)
+      return EXIT_OK
+    })
+  } finally {
+    stop.dispose()
+  }
 }
 
 export const importCommand = defineOperandCommand({
@@ -110,6 +136,8 @@ is detected: a .pam or .pam.cbor file is a PAM artifact, a directory whose manif
 says it outright. With --from SOURCE, <path> is another system's export instead, read by its
 adapter: ${SOURCE_NAMES.join(', ')}. --source NAME says who produced such an export when it does
 not say itself (a transfer text from chatgpt, claude, gemini…: the episodes' transfer_source).
+An export of which the adapter skipped every entry is refused with NOTHING_RECOGNIZED (exit 1):
+most likely --from names the wrong system. One with no entries at all imports nothing.
 
 Everything is checked before anything is written: checksums, sizes, every line, and signatures.
 With --trusted-key (repeatable), a .mem bundle must carry a manifest signature by one of the
@@ -121,7 +149,9 @@ Deletions apply first and nothing deleted here comes back; importing the same th
 writes nothing. Prints the records written by kind, how many were already held (unchanged) or
 blocked by a deletion, and the warnings (with --json one object: {"format", "path",
 "imported", "unchanged", "blocked", "warnings", …}). A long import reports its progress on
-stderr. A bad input exits 1 naming the file and line, and the home is left unchanged.`,
+stderr. A bad input exits 1 naming the file and line, and the home is left unchanged. Ctrl-C
+stops a long import between two batches of writes (INTERRUPTED, exit 1): what was written is
+kept, and running the same import again finishes it.`,
   operands: [{ name: 'path', description: 'the bundle (a directory, or a .pam file) or the export to read', required: true }],
   flags: {
     dir: DIR_FLAG,

@@ -5,11 +5,12 @@
  *
  * Invariant: the record is assembled and checked whole before the one write; every field may
  * come from one source only, so nothing given on the line is silently overridden. Validation
- * errors (the engine's, naming the field) exit 2 and store nothing.
+ * errors (the engine's, naming the field) exit 2 and store nothing, and where there was no home
+ * they are found before one is created, so a refused record leaves no home behind.
  */
-import { canonicalJson, InputError, type RecordKind, type RememberInput } from '../../index.js'
+import { buildCreateEntry, canonicalJson, InputError, type RecordKind, type RememberInput } from '../../index.js'
 import { EXIT_OK, type CliContext } from '../command.js'
-import { DIR_FLAG, resolveHomeDir, withMemory } from '../home.js'
+import { DIR_FLAG, isHome, resolveHomeDir, withMemory } from '../home.js'
 import { JSON_FLAG, kindFlag } from '../memory-flags.js'
 import { defineOperandCommand } from '../operand-command.js'
 import { markUsage, usageError } from '../operand-args.js'
@@ -85,6 +86,30 @@ export function recordFromFlags(flags: RememberFlags, text: string | undefined):
   return { kind, ...fields } as RememberInput
 }
 
+/** Author key of the dry run (collaborative text's changes name their actor); nothing is signed with it. */
+const DRY_RUN_AUTHOR = '0'.repeat(64)
+
+/**
+ * The engine's refusal of the record's own fields is what the user typed: a usage error (exit
+ * 2). A deleted id (FORGOTTEN) is a refused operation instead.
+ */
+function asUsage(error: unknown): unknown {
+  return error instanceof InputError && error.code !== 'FORGOTTEN' ? markUsage(error) : error
+}
+
+/**
+ * Checks the record as `remember` will, without a replica: run before a home is created, so a
+ * field the kind refuses leaves no new identity and space behind.
+ * @throws InputError (exit 2) naming the field, as `remember` would
+ */
+function checkRecord(record: RememberInput): void {
+  try {
+    buildCreateEntry({ nowMs: Date.now(), randomHex: (bytes) => '0'.repeat(bytes * 2), author: DRY_RUN_AUTHOR }, record)
+  } catch (error) {
+    throw asUsage(error)
+  }
+}
+
 async function report(id: string, isJson: boolean, context: CliContext): Promise<void> {
   await context.stdout.write(isJson ? `${canonicalJson({ id })}\n` : `${id}\n`)
 }
@@ -124,15 +149,13 @@ examples:
   async run(flags, operands, context) {
     const record = recordFromFlags(flags, operands.text)
     const dir = resolveHomeDir(context.cwd, flags.dir)
+    if (!isHome(dir)) checkRecord(record)
     const id = await withMemory(dir, { create: true }, async (memory, isNew) => {
       if (isNew) await context.stderr.write(`cairn: note: created a new Cairn home in ${dir} (space ${memory.space})\n`)
       try {
         return await memory.remember(record)
       } catch (error) {
-        // The record's own fields are what the user typed: a refusal is a usage error. A deleted
-        // id (FORGOTTEN) is a refused operation instead.
-        if (error instanceof InputError && error.code !== 'FORGOTTEN') throw markUsage(error)
-        throw error
+        throw asUsage(error)
       }
     })
     await report(id, flags.json, context)

@@ -4,7 +4,8 @@
  * relay, which then refuses the token and ends any session that relied on it.
  *
  * Invariant: only a token of this home's space is revoked (a token string for another space is
- * refused before anything is written); revoking twice writes nothing the second time.
+ * refused before anything is written); revoking twice writes nothing the second time; a home
+ * without the admin right is refused before anything is written, as `token create` refuses.
  */
 import { AuthError, canonicalJson, defaultCrypto, TOKEN_PREFIX } from '../../index.js'
 import { EXIT_OK } from '../command.js'
@@ -35,7 +36,11 @@ already revoked here is reported and nothing is written.`,
     const { wasRevoked } = await withMemory(dir, { create: false }, async (memory) => {
       if (token && token.space !== memory.space) throw new AuthError('WRONG_SPACE', `the token is for space ${token.space}, this home holds ${memory.space}`, where)
       const wasRevoked = memory.log.isTokenRevoked(id)
-      if (!wasRevoked) await memory.revokeToken(id)
+      if (wasRevoked) return { wasRevoked }
+      if (!memory.log.rightsOf(memory.author).includes('admin')) {
+        throw new AuthError('NOT_AUTHORIZED', 'only the owner or an admin of the space revokes tokens', { author: memory.author })
+      }
+      await memory.revokeToken(id)
       return { wasRevoked }
     })
     if (flags.json) {

@@ -1,0 +1,95 @@
+/**
+ * A stop (Ctrl-C, SIGTERM, or the context's AbortSignal) during a long `cairn import`: the
+ * import ends between two written batches with one INTERRUPTED line saying how far it got and
+ * exit 1, what was written stays, and running the same import again finishes it.
+ *
+ * The in-process run aborts when the first write-phase progress line is printed (a clock that
+ * makes every report due), so where it stops never depends on the machine's speed; the real
+ * executable gets a SIGINT once its progress shows it writing.
+ */
+import path from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { runCli as runInProcess } from '../../src/cli/index.js'
+import { Memory, type Clock } from '../../src/index.js'
+import { tempDir } from '../helpers/cli-home.js'
+import { startCli } from '../helpers/cli-process.js'
+import type { ProcessResult } from '../helpers/run-cli.js'
+
+/** Enough records for several write batches (MERGE_BATCH is 2000), and seconds of writing. */
+const RECORDS = 7000
+const INTERRUPTED = new RegExp(`^cairn: INTERRUPTED: import stopped after (\\d+) of ${RECORDS} records; what was written is kept, run the same import again to finish$`)
+
+/** Runs `cairn <args>` in this process; `onStderr` sees each line written to stderr. */
+async function run(args: readonly string[], options: { clock?: Clock; signal?: AbortSignal; onStderr?: (text: string) => void } = {}): Promise<ProcessResult> {
+  let stdout = ''
+  let stderr = ''
+  const code = await runInProcess(args, {
+    cwd: process.cwd(),
+    env: {},
+    stdout: { write: async (text) => { stdout += text } },
+    stderr: { write: async (text) => { stderr += text; options.onStderr?.(text) } },
+    clock: options.clock ?? { nowMs: () => 0 },
+    ...(options.signal ? { signal: options.signal } : {}),
+  })
+  return { code, stdout, stderr }
+}
+
+async function newHome(): Promise<string> {
+  const dir = path.join(await tempDir(), 'home')
+  expect((await run(['init', '--dir', dir])).code).toBe(0)
+  return dir
+}
+
+/** Imports `bundle` again to the end; returns what that wrote and found held. */
+async function finish(bundle: string, dir: string): Promise<{ imported: Record<string, number>; unchanged: number }> {
+  const result = await run(['import', bundle, '--dir', dir, '--json'])
+  expect(result.code).toBe(0)
+  return JSON.parse(result.stdout) as { imported: Record<string, number>; unchanged: number }
+}
+
+let bundle: string
+beforeAll(async () => {
+  const memory = await Memory.open({ path: path.join(await tempDir(), 'source-home') })
+  try {
+    await memory.rememberMany(Array.from({ length: RECORDS }, (_, i) => ({ kind: 'episode', details: `generated note ${i}` })))
+    bundle = path.join(await tempDir(), 'big.mem')
+    await memory.export(bundle)
+  } finally {
+    await memory.close()
+  }
+})
+
+describe('stopping a long import', () => {
+  it('ends between batches with one INTERRUPTED line and exit 1; the same import again finishes it', async () => {
+    const dir = await newHome()
+    const controller = new AbortController()
+    let nowMs = 0
+    const result = await run(['import', bundle, '--dir', dir], {
+      clock: { nowMs: () => (nowMs += 1000) },
+      signal: controller.signal,
+      onStderr: (text) => { if (text.startsWith('import: writing ')) controller.abort() },
+    })
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe('')
+    const lines = result.stderr.trimEnd().split('\n')
+    // The abort came with the first report (before any write): the first batch is written whole.
+    expect(lines.at(-1)).toMatch(INTERRUPTED)
+    expect(INTERRUPTED.exec(lines.at(-1) as string)?.[1]).toBe('2000')
+    expect(lines.filter((line) => line.startsWith('cairn: '))).toHaveLength(1)
+    expect(await finish(bundle, dir)).toMatchObject({ imported: { episode: RECORDS - 2000 }, unchanged: 2000 })
+  })
+
+  it('reaches the process: Ctrl-C while writing exits 1 saying how far it got, not 130 in silence', async () => {
+    const dir = await newHome()
+    const child = startCli(['import', bundle, '--dir', dir])
+    await child.waitFor(/^import: writing /m, 'stderr')
+    const result = await child.stop('SIGINT')
+    expect(result.code).toBe(1)
+    const last = result.stderr.trimEnd().split('\n').at(-1) as string
+    expect(last).toMatch(INTERRUPTED)
+    const kept = Number(INTERRUPTED.exec(last)?.[1])
+    expect(kept).toBeGreaterThan(0)
+    expect(kept).toBeLessThan(RECORDS)
+    expect(await finish(bundle, dir)).toMatchObject({ imported: { episode: RECORDS - kept }, unchanged: kept })
+  })
+})
