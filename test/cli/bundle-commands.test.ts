@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs'
 import { cp, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { runCli as runInProcess } from '../../src/cli/index.js'
+import { runCliInProcess } from '../helpers/cli-process.js'
 import { Memory, openHome, type Clock, type VersionVector } from '../../src/index.js'
 import { tempDir } from '../helpers/cli-home.js'
 import { repoRoot, runCli as runProcess, type ProcessResult } from '../helpers/run-cli.js'
@@ -37,18 +37,8 @@ function tickingClock(): Clock {
 const frozenClock: Clock = { nowMs: () => 0 }
 
 /** Runs `cairn <args>` in this process, collecting what it writes. */
-async function run(args: readonly string[], options: { cwd?: string; clock?: Clock } = {}): Promise<ProcessResult> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runInProcess(args, {
-    cwd: options.cwd ?? process.cwd(),
-    env: {},
-    stdout: { write: async (text) => { stdout += text } },
-    stderr: { write: async (text) => { stderr += text } },
-    clock: options.clock ?? frozenClock,
-  })
-  return { code, stdout, stderr }
-}
+const run = (args: readonly string[], options: { cwd?: string; clock?: Clock } = {}): Promise<ProcessResult> =>
+  runCliInProcess(args, { ...options, clock: options.clock ?? frozenClock })
 
 function ok(result: ProcessResult): ProcessResult {
   if (result.code !== 0) throw new Error(`expected exit 0, got ${result.code}: ${result.stderr}`)

@@ -9,29 +9,19 @@
  */
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { runCli as runInProcess } from '../../src/cli/index.js'
 import { Memory, type Clock } from '../../src/index.js'
 import { tempDir } from '../helpers/cli-home.js'
-import { startCli } from '../helpers/cli-process.js'
+import { runCliInProcess, startCli, type InProcessOptions } from '../helpers/cli-process.js'
 import type { ProcessResult } from '../helpers/run-cli.js'
 
 /** Enough records for several write batches (MERGE_BATCH is 2000), and seconds of writing. */
 const RECORDS = 7000
 const INTERRUPTED = new RegExp(`^cairn: INTERRUPTED: import stopped after (\\d+) of ${RECORDS} records; what was written is kept, run the same import again to finish$`)
 
-/** Runs `cairn <args>` in this process; `onStderr` sees each line written to stderr. */
-async function run(args: readonly string[], options: { clock?: Clock; signal?: AbortSignal; onStderr?: (text: string) => void } = {}): Promise<ProcessResult> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runInProcess(args, {
-    cwd: process.cwd(),
-    env: {},
-    stdout: { write: async (text) => { stdout += text } },
-    stderr: { write: async (text) => { stderr += text; options.onStderr?.(text) } },
-    clock: options.clock ?? { nowMs: () => 0 },
-    ...(options.signal ? { signal: options.signal } : {}),
-  })
-  return { code, stdout, stderr }
+/** Runs `cairn <args>` in this process, by default with a clock that never makes a report due. */
+function run(args: readonly string[], options: InProcessOptions = {}): Promise<ProcessResult> {
+  const clock: Clock = options.clock ?? { nowMs: () => 0 }
+  return runCliInProcess(args, { ...options, clock })
 }
 
 async function newHome(): Promise<string> {

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { runCli as runInProcess } from '../../src/cli/index.js'
+import { runCliInProcess } from '../helpers/cli-process.js'
 import { Memory } from '../../src/index.js'
 import { tempDir } from '../helpers/cli-home.js'
 import { runCli, type ProcessResult } from '../helpers/run-cli.js'
@@ -25,17 +25,7 @@ interface HistoryJson {
 }
 
 /** Runs `cairn <args>` in this process, collecting what it writes. */
-async function run(args: readonly string[]): Promise<ProcessResult> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runInProcess(args, {
-    cwd: process.cwd(),
-    env: {},
-    stdout: { write: async (text) => { stdout += text } },
-    stderr: { write: async (text) => { stderr += text } },
-  })
-  return { code, stdout, stderr }
-}
+const run = (args: readonly string[]): Promise<ProcessResult> => runCliInProcess(args)
 
 async function newHome(): Promise<string> {
   const dir = path.join(await tempDir(), 'home')

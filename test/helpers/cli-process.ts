@@ -12,6 +12,7 @@ import path from 'node:path'
 import { afterAll } from 'vitest'
 import { runCli as runInProcess } from '../../src/cli/index.js'
 import { repoRoot, tsxLoader, type ProcessResult } from './run-cli.js'
+import type { Clock } from '../../src/log/clock.js'
 
 const running = new Set<ChildProcess>()
 
@@ -89,15 +90,26 @@ export function startCli(args: readonly string[], options: { cwd?: string; env?:
   }
 }
 
+export interface InProcessOptions {
+  readonly cwd?: string
+  readonly env?: Readonly<Record<string, string>>
+  readonly signal?: AbortSignal
+  /** The CLI's clock (progress reports are due by it); the system clock when absent. */
+  readonly clock?: Clock
+  /** Sees each piece of text written to stderr, as it is written. */
+  readonly onStderr?: (text: string) => void
+}
+
 /** Runs `cairn ...args` in this process (the whole entry point but the process adapter). */
-export async function runCliInProcess(args: readonly string[], options: { cwd?: string; env?: Readonly<Record<string, string>>; signal?: AbortSignal } = {}): Promise<ProcessResult> {
+export async function runCliInProcess(args: readonly string[], options: InProcessOptions = {}): Promise<ProcessResult> {
   let stdout = ''
   let stderr = ''
   const code = await runInProcess(args, {
     cwd: options.cwd ?? process.cwd(),
     env: options.env ?? {},
     stdout: { write: async (text) => { stdout += text } },
-    stderr: { write: async (text) => { stderr += text } },
+    stderr: { write: async (text) => { stderr += text; options.onStderr?.(text) } },
+    ...(options.clock ? { clock: options.clock } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   })
   return { code, stdout, stderr }
