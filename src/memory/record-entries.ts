@@ -51,7 +51,7 @@ export function nameOversizedRecord(error: unknown, entries: readonly CreateEntr
   if (!(error instanceof LimitError) || error.code !== 'BODY_TOO_LARGE') return error
   const bytes = (value: JsonValue): number => Buffer.byteLength(canonicalJson(value))
   const sizes = entries.map((entry) => bytes(entry.data as JsonValue))
-  const index = sizes.indexOf(Math.max(...sizes))
+  const index = sizes.reduce((best, size, i) => (size > (sizes[best] as number) ? i : best), 0)
   const entry = entries[index]
   if (entry === undefined) return error
   const [field, size] = Object.entries(entry.fields).map(([name, value]) => [name, bytes(value)] as const).reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0] as const)

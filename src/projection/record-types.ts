@@ -4,9 +4,9 @@
  *
  * - `MemoryRecord<K>` is what reads return: `kind` narrows it, and a narrowed record types
  *   every field of its kind (fields the table requires or defaults are always present). It
- *   keeps an index signature of `JsonValue | undefined`, as `RecordView` had: an episode
- *   carries unknown (extension) keys at the top level, and code written against the untyped
- *   view keeps compiling.
+ *   keeps an index signature of `JsonValue`, as `RecordView` has (a name it lacks reads as
+ *   `JsonValue | undefined`): an episode carries unknown (extension) keys at the top level,
+ *   and the two stay assignable both ways, so code written against the untyped view compiles.
  * - `RecordInput<K>` is what `remember` takes: the fields without a default are required, all
  *   others optional; an unknown key is a type error, except on episodes, whose unknown keys
  *   are kept as extensions (spec §8). An episode needs `summary` or `details`.
