@@ -307,3 +307,17 @@ describe('bundle validation', () => {
     expectProblem(await problemsOf(dir), 'BAD_KIND_NAME', 'items/.hidden.jsonl')
   })
 })
+
+describe('the problem list', () => {
+  it('keeps MAX_PROBLEMS problems and says how many more there were, in the right number', async () => {
+    const { ProblemList } = await import('../../src/bundle/mem/problems.js')
+    const { MAX_PROBLEMS } = await import('../../src/bundle/mem/layout.js')
+    for (const [extra, note] of [[0, undefined], [1, '1 more problem was not listed'], [3, '3 more problems were not listed']] as const) {
+      const list = new ProblemList()
+      for (let i = 0; i < MAX_PROBLEMS + extra; i++) list.add('BAD_LINE', `line ${i}`, 'records/episode.jsonl', i + 1)
+      const problems = list.finish()
+      expect(problems.slice(0, MAX_PROBLEMS).map((problem) => problem.line)).toEqual(Array.from({ length: MAX_PROBLEMS }, (_, i) => i + 1))
+      expect(problems[MAX_PROBLEMS]?.message).toBe(note)
+    }
+  })
+})

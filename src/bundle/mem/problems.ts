@@ -50,7 +50,8 @@ export class ProblemList {
   /** The problems, with a final note when some were left out. */
   finish(): MemProblem[] {
     if (this.droppedProblems === 0) return this.problems
-    return [...this.problems, { code: 'TOO_MANY_PROBLEMS', message: `${this.droppedProblems} more problems were not listed` }]
+    const more = this.droppedProblems === 1 ? '1 more problem was' : `${this.droppedProblems} more problems were`
+    return [...this.problems, { code: 'TOO_MANY_PROBLEMS', message: `${more} not listed` }]
   }
 }
 
