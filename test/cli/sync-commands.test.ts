@@ -12,6 +12,7 @@
 import { existsSync } from 'node:fs'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { createServer, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { Memory } from '../../src/index.js'
 import { tempDir } from '../helpers/cli-home.js'
@@ -288,6 +289,19 @@ describe('cairn sync through cairn serve', () => {
     const owner = await newOwner()
     const line = expectOneLineError(await runCli(['sync', `ws://127.0.0.1:${await freePort()}`, '--timeout', '2', '--dir', owner.dir]), 1, 'SYNC_TIMEOUT')
     expect(line).toMatch(/not synced within 2 s; last problem: CONNECTION_FAILED: .*ECONNREFUSED/)
+  })
+
+  it('gives up on an address that accepts connections and never answers, saying no relay answered', async () => {
+    const owner = await newOwner()
+    const silent = createServer(() => undefined)
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = silent.address() as AddressInfo
+      const line = expectOneLineError(await run(['sync', `ws://127.0.0.1:${port}`, '--timeout', '1', '--dir', owner.dir]), 1, 'SYNC_TIMEOUT')
+      expect(line).toMatch(/not synced within 1 s; no relay answered at this address/)
+    } finally {
+      silent.close()
+    }
   })
 
   it('serve refuses a port in use with one line, exit 1', async () => {

@@ -83,7 +83,11 @@ async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeo
       }
     }
     if (result === 'timeout') {
-      const why = outcome.lastError ? `last problem: ${outcome.lastError.message}` : `still catching up (${progress.totals.received} received, ${progress.totals.sent} sent)`
+      // Without a problem to name: connected and catching up, or nothing at that address ever
+      // completed the handshake (a port that accepts and stays silent).
+      const why = outcome.lastError ? `last problem: ${outcome.lastError.message}`
+        : client.status === 'connecting' ? 'no relay answered at this address (the connection or its handshake never completed)'
+          : `still catching up (${progress.totals.received} received, ${progress.totals.sent} sent)`
       throw new ProtocolError('SYNC_TIMEOUT', `not synced within ${timeoutMs / 1000} s; ${why}`, { path: url })
     }
     if (result === 'stopped') throw new ProtocolError('INTERRUPTED', `stopped before the sync finished; the ${plural(progress.totals.received, 'event')} received so far are kept`, { path: url })
