@@ -56,7 +56,8 @@ function kindCounts(imported: Readonly<Record<string, number | undefined>>): str
 
 function whatOf(report: ImportReport): string {
   if (report.format === 'mem') return `.mem bundle, ${report.manifest.exportMode} export by ${report.manifest.generator}`
-  if (report.format === 'pam') return `PAM artifact signed by ${shortId(report.signer)}, ${report.entries} entries`
+  // Its entries map to records (an agent's context, entities, …): counted as records, like the rest of the report.
+  if (report.format === 'pam') return `PAM artifact signed by ${shortId(report.signer)}, read as ${plural(report.entries, 'record')}`
   if (report.format === 'source') return `${report.source} export`
   return 'log snapshot'
 }

@@ -185,7 +185,7 @@ async function validatePam(bundle: BundlePath, trustedKeys: readonly string[], p
   if (report.ok) {
     return {
       format: 'pam', valid: true, problems: [], warnings: [],
-      summary: `PAM artifact (${encoding}), ${report.entryCount} entries, signed by trusted key ${shortId(report.signer)}`,
+      summary: `PAM artifact (${encoding}), ${report.entryCount} PAM ${report.entryCount === 1 ? 'entry' : 'entries'}, signed by trusted key ${shortId(report.signer)}`,
       details: { entries: report.entryCount, signer: report.signer, rootHash: report.rootHash },
     }
   }

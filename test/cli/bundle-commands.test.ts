@@ -195,7 +195,7 @@ describe('cairn export, validate and import: a round trip through each format', 
 
   it('exports a signed PAM artifact that validates under its key and imports with it', async () => {
     const validated = ok(await run(['validate', f.pam, '--trusted-key', f.home.author]))
-    expect(validated.stdout).toMatch(/^valid: .*all\.pam: PAM artifact \(JSON\), \d+ entries, signed by trusted key /)
+    expect(validated.stdout).toMatch(/^valid: .*all\.pam: PAM artifact \(JSON\), \d+ PAM entries, signed by trusted key /)
     // The PAM spec accepts no artifact without a trusted key.
     const keyless = await run(['validate', f.pam])
     expect(keyless.code).toBe(1)
@@ -206,6 +206,9 @@ describe('cairn export, validate and import: a round trip through each format', 
     expect(refused).toContain('--trusted-key')
     const imported = JSON.parse(ok(await run(['import', f.pam, '--dir', fresh.dir, '--trusted-key', f.home.author, '--json'])).stdout) as Json
     expect(imported).toMatchObject({ format: 'pam', signer: f.home.author, blocked: 0 })
+    // Counted in records, as the lines below it count them (the artifact's entries map to more records).
+    const again = ok(await run(['import', f.pam, '--dir', fresh.dir, '--trusted-key', f.home.author])).stdout
+    expect(again).toMatch(new RegExp(`PAM artifact signed by ${f.home.author.slice(0, 12)}…, read as (\\d+) records\\)\\n\\s+written\\s+nothing new\\n\\s+unchanged\\s+\\1 `))
     // PAM keeps content, not Cairn's ids: the same episodes and preference arrive.
     const texts = (list: Json[]) => list.filter((record) => record.kind === 'episode').map((record) => record.details).sort()
     expect(texts(await records(fresh.dir))).toEqual(expect.arrayContaining(texts(await records(f.home.dir))))
