@@ -40,6 +40,8 @@ export interface MergeOptions {
    * importing the same export later changes nothing.
    */
   readonly placeholder?: string
+  /** More such values (an adapter's times counted from the import: AdapterResult.importTimes). */
+  readonly placeholders?: readonly string[]
   /** Records merged so far, and the total. */
   readonly onProgress?: (done: number, total: number) => void
   /**
@@ -62,7 +64,7 @@ type Write = readonly [RecordKind, JsonObject]
 export async function mergeRecords(memory: Memory, records: Partial<Record<RecordKind, readonly JsonObject[]>>, options: MergeOptions = {}): Promise<MergeReport> {
   const ignore = new Set(options.ignore ?? [])
   const companions = options.companions ?? new Set<string>()
-  const placeholder = options.placeholder
+  const placeholders = new Set([...(options.placeholder === undefined ? [] : [options.placeholder]), ...(options.placeholders ?? [])])
   if (!options.checked) checkRecordsWritable(records, options.locate ?? ((kind, index) => ({ path: `records.${kind}[${index}]` })))
   const total = RECORD_KINDS.reduce((sum, kind) => sum + (records[kind]?.length ?? 0), 0)
   let unchanged = 0
@@ -81,7 +83,7 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
       const deletedParents = new Set(parentIds.filter((_, i) => needed[i]?.status === 'deleted'))
       batch.forEach((incoming, i) => {
         const { status, view } = own[i] as Awaited<ReturnType<Memory['lookup']>>[number]
-        const record = view && placeholder !== undefined ? Object.fromEntries(Object.entries(incoming).filter(([, value]) => value !== placeholder)) : incoming
+        const record = view && placeholders.size > 0 ? Object.fromEntries(Object.entries(incoming).filter(([, value]) => typeof value !== 'string' || !placeholders.has(value))) : incoming
         const compared = ignore.size === 0 ? record : Object.fromEntries(Object.entries(record).filter(([key]) => !ignore.has(key)))
         if (status === 'deleted' || status === 'redacted' || (parents[i] as string[]).some((id) => deletedParents.has(id))) blocked++
         else if (view && alreadyHolds(view, compared, canonical)) unchanged++

@@ -94,6 +94,7 @@ export async function importFromSource(memory: Memory, path: string, options: So
   const merged = await mergeRecords(memory, records, {
     ignore: ['ingestionTime'],
     placeholder: formatTimestamp(nowMs),
+    ...(result.importTimes ? { placeholders: result.importTimes } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   })
   const emptiedChunks = result.documents === undefined ? 0 : await emptyStaleChunks(memory, result.documents, new Set((records.chunk ?? []).map((chunk) => chunk.id as string)))

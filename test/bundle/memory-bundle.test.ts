@@ -708,6 +708,27 @@ describe('adapters through import({ from })', () => {
     }
   })
 
+  it('oams: an hour later, importing the same export again moves no envelope expiry (counted from the first receipt)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(Date.UTC(2026, 5, 1, 12))
+      const memory = await open()
+      const sample = path.join(import.meta.dirname, 'adapters', 'samples', 'oams', 'memories.jsonl')
+      await memory.import(sample, { from: 'oams' })
+      const expiring = (await memory.query({ kind: 'episode', limit: 100 })).records.filter((record) => record.expirationDate !== undefined)
+      expect(expiring.map((record) => record.expirationDate)).toEqual(expiring.map(() => '2026-06-02T12:00:00Z'))
+      expect(expiring.length).toBeGreaterThan(0)
+      const before = memory.versionVector()
+      vi.setSystemTime(Date.UTC(2026, 5, 1, 13))
+      const again = await memory.import(sample, { from: 'oams' })
+      expect(again.format === 'source' && again.imported).toEqual({})
+      expect(memory.versionVector()).toEqual(before)
+      for (const record of expiring) expect((await memory.get(record.id))?.expirationDate).toBe('2026-06-02T12:00:00Z')
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it('claude-export: a zipped export with projects brings their documents in as searchable chunks, and once only', async () => {
     const memory = await open()
     const samples = path.join(import.meta.dirname, 'adapters', 'samples', 'claude-export')

@@ -75,6 +75,8 @@ export class ImportContext {
   private readonly warnings: AdapterWarning[] = []
   /** Entries left out (each also a warning): see AdapterResult.skipped. */
   private skippedCount = 0
+  /** See AdapterResult.importTimes. */
+  private readonly importTimes = new Set<string>()
   /** Documents read whole, by resource id. */
   private readonly documents = new Map<string, WholeDocument>()
 
@@ -95,6 +97,16 @@ export class ImportContext {
 
   warn(code: string, message: string, where: ErrorLocation): void {
     this.warnings.push({ code, message, where })
+  }
+
+  /**
+   * A timestamp `offsetMs` after the time of the import (an expiry counted from receipt): kept
+   * once written, so a later import of the same source does not move it (AdapterResult.importTimes).
+   */
+  timeFromImport(offsetMs: number): string {
+    const time = formatTimestamp(this.nowMs + offsetMs)
+    this.importTimes.add(time)
+    return time
   }
 
   /** Warns that an entry of the source (a memory, a message, a file) was left out. */
@@ -162,6 +174,7 @@ export class ImportContext {
     return {
       source: this.source, records: [...this.records], warnings: [...this.warnings],
       ...(this.skippedCount > 0 ? { skipped: this.skippedCount } : {}),
+      ...(this.importTimes.size > 0 ? { importTimes: [...this.importTimes] } : {}),
       ...(this.documents.size > 0 ? { documents: [...this.documents.values()] } : {}),
     }
   }

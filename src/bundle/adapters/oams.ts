@@ -25,7 +25,6 @@
  */
 import { InputError } from '../../errors.js'
 import { canonicalJson, type JsonValue } from '../../log/index.js'
-import { formatTimestamp } from '../../projection/index.js'
 import { assertInput, hashId, ImportContext, sha256Hex } from './import-context.js'
 import { objectItems, type FieldReader } from './json-fields.js'
 import { MetadataBuilder, metadataString } from './metadata.js'
@@ -97,7 +96,8 @@ function addEnvelope(context: ImportContext, item: FieldReader, embeddings: Map<
   const scope = item.string('scope')
   const ttl = item.number('ttl')
   const payload = objectItems(item.array('payload') ?? [], item.file, `${item.path}.payload`, item.line)
-  const expirationDate = ttl !== undefined && ttl > 0 ? formatTimestamp(context.nowMs + ttl * 1000) : undefined
+  // OAMS counts ttl from receipt and an envelope carries no time: the first import's receipt stands.
+  const expirationDate = ttl !== undefined && ttl > 0 ? context.timeFromImport(ttl * 1000) : undefined
   const isEphemeral = ttl === 0
   if (isEphemeral) context.warn('EPHEMERAL_ENVELOPE', 'ttl 0 means "never persist": the carriers are marked cairn_ephemeral; keep them out of a durable store', item.where())
   const metadata = new MetadataBuilder()

@@ -75,6 +75,12 @@ export interface AdapterResult {
    * skipped means nothing in the source read as this system's entries (NOTHING_RECOGNIZED).
    */
   readonly skipped?: number
+  /**
+   * Timestamps the adapter computed from the time of the import, not from the source (an OAMS
+   * envelope's expiry, now + ttl): in a record already held they are left as they are, so
+   * importing the same export later changes nothing. Absent when none.
+   */
+  readonly importTimes?: readonly string[]
   /** Documents given whole (Claude project documents); absent when the source has none. */
   readonly documents?: readonly WholeDocument[]
 }
