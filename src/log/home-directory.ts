@@ -104,8 +104,9 @@ export async function initHome(dir: string, options: HomeOptions & { name?: stri
     throw new InputError('INCOMPLETE_HOME', 'this directory holds a store but neither identity.json nor config.json: the key it was written with is gone; move the directory away to start a new home', { file: dir })
   }
   if (!kept) {
-    // Nothing of a home here: only an empty directory becomes one (not a project folder given by mistake).
-    const others = (await fs.readdir(dir)).filter((name) => !/^config\.json\.\d+\.tmp$/.test(name))
+    // Nothing of a home here: only an empty directory becomes one (not a project folder given by
+    // mistake). What a home's own interrupted writes leave, and a desktop's folder file, do not count.
+    const others = (await fs.readdir(dir)).filter((name) => !/^(config|identity)\.json\.\d+\.tmp$/.test(name) && name !== '.DS_Store')
     if (others.length > 0) {
       throw new InputError('NOT_EMPTY', `this directory holds other files (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}) and no Cairn home; give a new or empty directory`, { file: dir })
     }

@@ -54,7 +54,11 @@ export function nameOversizedRecord(error: unknown, entries: readonly CreateEntr
   const index = sizes.reduce((best, size, i) => (size > (sizes[best] as number) ? i : best), 0)
   const entry = entries[index]
   if (entry === undefined) return error
-  const [field, size] = Object.entries(entry.fields).map(([name, value]) => [name, bytes(value)] as const).reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0] as const)
+  // An episode's extensions are fields too, here.
+  const ext = ((entry.data as { ext?: Record<string, JsonValue> }).ext ?? {})
+  const [largest, size] = [...Object.entries(entry.fields), ...Object.entries(ext)].map(([name, value]) => [name, bytes(value)] as const).reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0] as const)
+  // Named only when it is most of the body; many middling fields make no one culprit.
+  const field = size * 2 > (sizes[index] as number) ? largest : ''
   const where = [path?.(index), entry.kind, field].filter((part) => part).join('.')
   return relocate(error, { field: where }, `${error.reason}${field ? ` (${field} alone is ${size} bytes)` : ''}`)
 }

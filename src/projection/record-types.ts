@@ -42,15 +42,19 @@ type RecordOfKind<K extends RecordKind> = Flat<
  */
 export type MemoryRecord<K extends RecordKind = RecordKind> = K extends RecordKind ? RecordOfKind<K> : never
 
+/** What a write takes for a field: as read, but lists and maps may be readonly (`as const`). */
+type InputValue<T extends FieldType> = T extends 'string[]' ? readonly string[] : T extends 'string-map' ? { readonly [key: string]: string } : FieldValue<T>
+
 type InputOfKind<K extends RecordKind> = Flat<
   { readonly kind: K }
-  & { readonly [F in NeedsValue<FieldsOf<K>> as F['name']]: FieldValue<F['type']> }
-  & { readonly [F in Exclude<FieldsOf<K>, NeedsValue<FieldsOf<K>>> as F['name']]?: FieldValue<F['type']> }
+  & { readonly [F in NeedsValue<FieldsOf<K>> as F['name']]: InputValue<F['type']> }
+  & { readonly [F in Exclude<FieldsOf<K>, NeedsValue<FieldsOf<K>>> as F['name']]?: InputValue<F['type']> }
 >
 
+// Extensions are any JSON (checked when written); `unknown` lets readonly values through.
 type EpisodeInput = InputOfKind<'episode'>
   & ({ readonly summary: string } | { readonly details: string })
-  & { readonly [extension: string]: JsonValue | undefined }
+  & { readonly [extension: string]: unknown }
 
 /** The input of `remember` for one kind (see the file comment). */
 export type RecordInput<K extends RecordKind = RecordKind> = K extends 'episode' ? EpisodeInput : K extends RecordKind ? InputOfKind<K> : never

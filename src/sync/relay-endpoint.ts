@@ -80,6 +80,14 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
 }
 
+/** An operation's record as its own body describes it: its kind, and a create's tags (none otherwise). */
+function operationRecord(facts: BodyFacts): ScopedRecord | undefined {
+  if (facts.id === undefined || facts.kind === undefined) return undefined
+  const fields = (facts.data.fields ?? {}) as Record<string, unknown>
+  const tags = facts.op === MEMORY_OPS.create ? [...strings(fields.tags), ...(facts.kind === 'episode' ? strings(fields.categories) : [])] : []
+  return { id: facts.id, kind: facts.kind, tags }
+}
+
 /**
  * Whether a deleted record may have been in scope. Its tags went with its content, so a tag
  * predicate cannot be judged any more: a record of a kind the scope reads may have matched it.
@@ -229,9 +237,7 @@ export class RelayEndpoint implements SyncEndpoint {
     if (facts.id === undefined || facts.kind === undefined) return undefined
     const view = await this.memory.get(facts.id)
     if (view) return { id: view.id, kind: view.kind, tags: tagsOf(view) }
-    const fields = (facts.data.fields ?? {}) as Record<string, unknown>
-    const tags = facts.op === MEMORY_OPS.create ? [...strings(fields.tags), ...(facts.kind === 'episode' ? strings(fields.categories) : [])] : []
-    return { id: facts.id, kind: facts.kind, tags }
+    return operationRecord(facts)
   }
 
   async envelopesFor(peerVector: VersionVector, options: { rescope?: boolean } = {}): Promise<Outgoing> {
@@ -291,11 +297,14 @@ export class RelayEndpoint implements SyncEndpoint {
         continue
       }
       const record = facts ? await this.recordOf(facts) : undefined
+      const inScope = record !== undefined && scopeAllows(token.scope, record)
       // An operation of another kind than the record's (one id created as two kinds,
-      // memory-model §1.3) shows nowhere; judged as the record, it would hand a reader of that
-      // record's kind content of a kind its scope does not reach.
-      const inScope = record !== undefined && facts?.kind === record.kind && scopeAllows(token.scope, record)
-      events.push(inScope ? envelope : headerOnly(envelope))
+      // memory-model §1.3) is judged as a record of its own kind: judged as the record, it would
+      // hand a reader of that kind alone content its scope does not reach, and keep from a
+      // reader of both kinds what it needs should the other kind win after all.
+      const other = record !== undefined && facts !== undefined && facts.kind !== record.kind ? operationRecord(facts) : undefined
+      const sendsBody = other !== undefined ? scopeAllows(token.scope, other) : inScope
+      events.push(sendsBody ? envelope : headerOnly(envelope))
       if (membershipChanges && record !== undefined) await this.tell(record.id, inScope, peerVector, fills, withdraw)
     }
     // A peer whose token no longer reads drops whatever content an earlier one let it hold.

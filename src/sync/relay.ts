@@ -124,30 +124,27 @@ export class Relay {
       : assertInteger(options.handshakeTimeoutMs, 'options.handshakeTimeoutMs', 1)
     let identity = options.identity
     let store: LogStore
-    // What this start created on disk: removed again if it fails, so a relay that never ran
-    // (the port taken) leaves no key and store behind.
+    // What this start created on disk: removed again if it cannot listen (the port taken), so
+    // a relay that never ran leaves no key and store behind. Only then: by that point this start
+    // held the store's lock, while a failure to open may be another start on the same new path,
+    // whose key and store these would be.
     const created: string[] = []
     if (options.path !== undefined) {
       const dir = options.path
-      try {
-        const newRoot = await topmostMissing(dir)
-        await ensureDirectory(dir)
-        if (newRoot !== undefined) created.push(newRoot)
-        const keyFile = path.join(dir, 'relay-identity.json')
-        identity ??= await readIdentityFile(keyFile, options.crypto).catch(async (error: unknown) => {
-          if ((error as CairnError).code !== 'KEY_FILE_MISSING') throw error
-          const fresh = Identity.generate(options.crypto)
-          if (newRoot === undefined) created.push(keyFile)
-          await writeIdentityFile(keyFile, fresh)
-          return fresh
-        })
-        const storeDir = path.join(dir, 'store')
-        if (newRoot === undefined && await topmostMissing(storeDir) !== undefined) created.push(storeDir)
-        store = await LogStore.open({ path: storeDir, ...(options.crypto ? { crypto: options.crypto } : {}), ...(options.clock ? { clock: options.clock } : {}) })
-      } catch (error) {
-        await removeAll(created)
-        throw error
-      }
+      const newRoot = await topmostMissing(dir)
+      await ensureDirectory(dir)
+      if (newRoot !== undefined) created.push(newRoot)
+      const keyFile = path.join(dir, 'relay-identity.json')
+      identity ??= await readIdentityFile(keyFile, options.crypto).catch(async (error: unknown) => {
+        if ((error as CairnError).code !== 'KEY_FILE_MISSING') throw error
+        const fresh = Identity.generate(options.crypto)
+        if (newRoot === undefined) created.push(keyFile)
+        await writeIdentityFile(keyFile, fresh)
+        return fresh
+      })
+      const storeDir = path.join(dir, 'store')
+      if (newRoot === undefined && await topmostMissing(storeDir) !== undefined) created.push(storeDir)
+      store = await LogStore.open({ path: storeDir, ...(options.crypto ? { crypto: options.crypto } : {}), ...(options.clock ? { clock: options.clock } : {}) })
     } else {
       identity ??= Identity.generate(options.crypto)
       store = await LogStore.open({ ...(options.crypto ? { crypto: options.crypto } : {}), ...(options.clock ? { clock: options.clock } : {}) })
@@ -385,9 +382,9 @@ async function topmostMissing(target: string): Promise<string | undefined> {
   return missing
 }
 
-/** Removes what a failed start created. */
+/** Removes what a failed start created; best effort, so the failure it follows is the one reported. */
 async function removeAll(paths: readonly string[]): Promise<void> {
-  for (const target of paths) await fs.rm(target, { recursive: true, force: true })
+  for (const target of paths) await fs.rm(target, { recursive: true, force: true }).catch(() => undefined)
 }
 
 /** Node's listen errors as Cairn errors naming the address; the original is the cause. */

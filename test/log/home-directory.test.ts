@@ -86,6 +86,12 @@ describe('a home without config.json', () => {
     const memory = await Memory.open({ path: empty })
     await memory.close()
     expect((await readdir(empty)).sort()).toEqual(['config.json', 'identity.json', 'store'])
+    // What a home's own interrupted key write leaves, and a desktop's folder file, do not count.
+    const leftovers = path.join(await tempDir(), 'leftovers')
+    await mkdir(leftovers)
+    await writeFile(path.join(leftovers, 'identity.json.4242.tmp'), '{')
+    await writeFile(path.join(leftovers, '.DS_Store'), '')
+    await (await Memory.open({ path: leftovers })).close()
   })
 
   it('refuses a path that is a file, naming it', async () => {

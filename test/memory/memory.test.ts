@@ -218,6 +218,14 @@ describe('grants', () => {
     await m.revoke(other)
     expect(m.log.rightsOf(other)).toEqual([])
     expect(await refusal(m.revoke(other))).toMatchObject({ code: 'NOT_GRANTED' })
+    // A replica without the admin right is told that, whoever it names.
+    const replica = await Memory.open({ space: m.space })
+    try {
+      await replica.ingest(await m.events())
+      expect(await refusal(replica.revoke(other))).toMatchObject({ code: 'NOT_AUTHORIZED' })
+    } finally {
+      await replica.close()
+    }
   })
 })
 
@@ -290,6 +298,7 @@ describe('forget and redact', () => {
     // A record too large for one event names its largest field, not the event's `data`.
     const huge = 'x'.repeat(1100 * 1024)
     expect(await refusal(m.remember({ kind: 'episode', summary: 'big', details: huge }))).toMatchObject({ code: 'BODY_TOO_LARGE', where: { field: 'episode.details' } })
+    expect(await refusal(m.remember({ kind: 'episode', summary: 'big', blob: huge }))).toMatchObject({ code: 'BODY_TOO_LARGE', where: { field: 'episode.blob' } })
     expect(await refusal(m.rememberMany([{ kind: 'episode', summary: 'fine' }, { kind: 'entity', type: 'note', canonicalName: 'n', summary: huge }]))).toMatchObject({
       code: 'BODY_TOO_LARGE', where: { field: 'records[1].entity.summary' }, message: expect.stringMatching(/over 1048576 \(summary alone is 1126402 bytes\) \(field records\[1\]\.entity\.summary\)$/),
     })

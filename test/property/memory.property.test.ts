@@ -302,10 +302,12 @@ describe('memory merge properties', () => {
     }), { numRuns: Number(process.env.RUNS ?? 60) })
   })
 
-  it('one id created as two kinds, one a child with links under a parent that is forgotten, ends alike however catch-ups are cut', async () => {
-    // `shared_<a>` is created as an episode, or as a fact of `ep_p<b>` with a link to a fact
-    // every replica holds; parents are forgotten; catch-ups are cut small. A deletion inferred
-    // under the kind that loses must not take the record or its links (helper-52's finding).
+  it('one id created as two kinds, one a child of a parent that is forgotten, ends alike however catch-ups are cut', async () => {
+    // `shared_<a>` is created as an episode, or as a fact of `ep_p<b>`; parents are forgotten;
+    // catch-ups are cut small. A record deleted only through the losing kind's parent takes the
+    // winning kind all the same. Links to such a record are left out: one a replica deleted
+    // (erased) through it before the earlier create arrived stays deleted there (memory-model
+    // §1.3, limits); one-id-two-kinds.test.ts holds the cases with links that do converge.
     const kinds = new Set([...EXPECTED, 'ID_TAKEN', 'UNKNOWN_FIELD'])
     const limits = fc.record({ chunk: fc.integer({ min: 1, max: 4 }), batchEvents: fc.integer({ min: 1, max: 12 }), batchRecords: fc.integer({ min: 1, max: 6 }), batchNewRecords: fc.integer({ min: 1, max: 6 }), derivedWrites: fc.integer({ min: 0, max: 20 }) })
     // Mostly one id and one parent, so that creates of both kinds, links and forgets meet often.
@@ -327,7 +329,7 @@ describe('memory merge properties', () => {
           switch (action) {
             case 0: await memory.remember({ kind: 'episode', id, summary: `secret-${id}-episode ${b}` }); break
             case 1: await memory.remember({ kind: 'fact', id, episodeID: `ep_p${b}`, subject: `secret-${id}-fact`, predicate: 'is', object: `o${b}` }); break
-            case 2: ids.add(await memory.remember({ kind: 'factLink', srcFactID: id, dstFactID: 'fact_base', linkType: `supports${b}` })); break
+            case 2: await memory.remember({ kind: 'fact', id: `fact_of_${id}`, episodeID: 'ep_base', subject: id, predicate: 'mentions', object: `o${b}` }); ids.add(`fact_of_${id}`); break
             case 3: await memory.forget(`ep_p${b}`); break
             case 4: await memory.forget(id); break
             default: await deliver(memories[(replica + 1 + b) % count] as Memory, memory, random); break

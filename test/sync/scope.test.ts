@@ -7,6 +7,7 @@
  * events are applied nowhere.
  */
 import { afterEach, describe, expect, it } from 'vitest'
+import { ManualClock } from '../../src/log/clock.js'
 import type { Permission, TokenScope } from '../../src/auth/index.js'
 import { CairnError } from '../../src/errors.js'
 import type { Memory } from '../../src/memory/index.js'
@@ -622,5 +623,55 @@ describe('one id created as two kinds', () => {
     await syncOnce(reader, relay.url, tokenFor(owner, reader, { kinds: ['entity'] }))
     expect(await reader.get('shared')).toMatchObject({ kind: 'entity', canonicalName: 'Ann' })
     expect(await storeText(reader)).not.toContain('diary-secret-words')
+  })
+
+  it('a tag-scoped reader keeps the record it holds when an operation of another kind of its id arrives', async () => {
+    const clock = new ManualClock(Date.now())
+    const relay = await startRelay(teardown)
+    const owner = await openOwner(teardown, { clock })
+    const phone = await openReplica(teardown, owner, { clock })
+    await owner.grant(phone.author, ['write', 'admin'])
+    await syncOnce(owner, relay.url)
+    await syncOnce(phone, relay.url)
+    clock.advance(1000)
+    await owner.remember({ kind: 'episode', id: 'shared', summary: 'work diary', tags: ['work'] })
+    clock.advance(1000)
+    await phone.remember({ kind: 'entity', id: 'shared', type: 'person', canonicalName: 'Bob' })
+    await syncOnce(owner, relay.url)
+    const reader = await openReplica(teardown, owner, { clock })
+    const token = tokenFor(owner, reader, { tags: { any: ['work'] } })
+    await syncOnce(reader, relay.url, token)
+    expect(await reader.get('shared')).toMatchObject({ kind: 'episode' })
+    // The phone's later entity create reaches the relay: it shows nowhere, and takes nothing away.
+    await syncOnce(phone, relay.url)
+    await syncOnce(reader, relay.url, token)
+    expect(await reader.get('shared')).toMatchObject({ kind: 'episode', summary: 'work diary' })
+  })
+
+  it('a reader whose scope reaches both kinds ends like every full replica, whichever kind the relay showed when it sent each', async () => {
+    const clock = new ManualClock(Date.now())
+    const relay = await startRelay(teardown)
+    const owner = await openOwner(teardown, { clock })
+    const phone = await openReplica(teardown, owner, { clock })
+    const laptop = await openReplica(teardown, owner, { clock })
+    for (const replica of [phone, laptop]) await owner.grant(replica.author, ['write', 'admin'])
+    for (const memory of [owner, phone, laptop]) await syncOnce(memory, relay.url)
+    clock.advance(1000)
+    await laptop.remember({ kind: 'entity', id: 'shared', type: 'person', canonicalName: 'Ann' })   // the earliest create
+    clock.advance(1000)
+    await owner.remember({ kind: 'episode', id: 'shared', summary: 'owner episode' })
+    clock.advance(1000)
+    await phone.remember({ kind: 'entity', id: 'shared', type: 'person', canonicalName: 'Bob' })    // the latest
+    await syncOnce(owner, relay.url)
+    const reader = await openReplica(teardown, owner, { clock })
+    const token = tokenFor(owner, reader, { kinds: ['entity', 'episode'] })
+    await syncOnce(reader, relay.url, token)
+    await syncOnce(phone, relay.url)      // the relay shows an episode: Bob's entity create is of another kind
+    await syncOnce(reader, relay.url, token)
+    await syncOnce(laptop, relay.url)     // now the entity wins on the relay
+    await syncOnce(reader, relay.url, token)
+    await syncOnce(owner, relay.url)
+    expect(await owner.get('shared')).toMatchObject({ kind: 'entity' })
+    expect(await reader.get('shared')).toEqual(await owner.get('shared'))
   })
 })

@@ -27,6 +27,9 @@ describe('record inputs are typed per kind', () => {
     const preference: RecordInput<'preference'> = { kind: 'preference', key: 'tone', value: 'laconic' }
     const episode: RememberInput = { kind: 'episode', summary: 'Met Ada', importance: 0.9, tags: ['work'], mood: 'glad' }
     const core: RecordInput = { kind: 'core', id: 'human', content: 'Ada' }
+    // Lists built `as const` are readonly: inputs take them.
+    const tags = ['work', 'people'] as const
+    await m.remember({ kind: 'entity', type: 'person', canonicalName: 'Ada', aliases: tags, tags })
     const ids = await m.rememberMany([preference, episode, core])
     expect(ids).toHaveLength(3)
     // An episode's unknown key is kept (an extension), as the type allows.

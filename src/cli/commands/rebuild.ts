@@ -23,8 +23,9 @@ export const rebuildCommand = defineCommand({
   description: `
 Drops this home's records, indexes and search index and applies its log again from the first
 event, as a new replica would. The log is only read. Prints how many events were applied and
-records shown, and whether the records had differed from what the log gives (their digest
-before and after); with --json {"space", "events", "records", "digestBefore", "digestAfter",
+records shown, and whether the records had differed from what the log gives (the digest of
+records and tombstones before and after; indexes and the search index are rebuilt either
+way); with --json {"space", "events", "records", "digestBefore", "digestAfter",
 "changed"}. A long rebuild reports its progress on stderr. One cut short is done again when the
 home next opens. \`cairn verify\` checks the log itself.`,
   flags: {
@@ -52,9 +53,10 @@ home next opens. \`cairn verify\` checks the log itself.`,
       await context.stdout.write(`${canonicalJson(summary)}\n`)
       return EXIT_OK
     }
+    // The digest covers the records and tombstones; indexes and the search index are rebuilt either way.
     const outcome = summary.changed
-      ? `the records differed from what the log gives and are repaired (digest ${shortId(summary.digestBefore)} → ${shortId(summary.digestAfter)})`
-      : `they were already what the log gives (digest ${shortId(summary.digestAfter)})`
+      ? `the records differed from what the log gives and are repaired (digest ${shortId(summary.digestBefore)} → ${shortId(summary.digestAfter)}); indexes rebuilt`
+      : `the records were already what the log gives (digest ${shortId(summary.digestAfter)}); indexes rebuilt`
     await context.stdout.write(`rebuilt space ${shortId(summary.space)} from ${summary.events} events: ${summary.records} records; ${outcome}\n`)
     return EXIT_OK
   },
