@@ -63,19 +63,6 @@ export function nameOversizedRecord(error: unknown, entries: readonly CreateEntr
   return relocate(error, { field: where }, `${error.reason}${field ? ` (${field} alone is ${size} bytes)` : ''}`)
 }
 
-/**
- * A fact or edge written to end before it begins is refused, as supersede refuses it (an API
- * check: a peer's such event still applies as written).
- */
-function refuseEndBeforeStart(kind: RecordKind, validTime: { readonly from: string; readonly to: string } | undefined, fields: Readonly<Record<string, JsonValue>>): void {
-  if (!validTime) return
-  const from = fields[validTime.from]
-  const to = fields[validTime.to]
-  if (typeof from === 'string' && typeof to === 'string' && Date.parse(to) < Date.parse(from)) {
-    throw new InputError('OUT_OF_RANGE', `${validTime.to} ${to} is before ${validTime.from} ${from}: a version cannot end before it begins`, { field: `${kind}.${validTime.to}` })
-  }
-}
-
 /** createEntry with the replica's part given: an import measures the bodies it will write with it. */
 export function buildCreateEntry(context: CreateContext, input: unknown): CreateEntry {
   const raw = assertObject(input, 'record')
@@ -84,7 +71,6 @@ export function buildCreateEntry(context: CreateContext, input: unknown): Create
   const { kind: _kind, ...rest } = raw
   const record = validateCreate(kind, rest, { nowMs: context.nowMs, randomHex: context.randomHex })
   const spec = kindSpec(kind)
-  refuseEndBeforeStart(kind, spec.validTime, record.fields)
   const fields: Record<string, JsonValue> = {}
   const texts: Record<string, string[]> = {}
   for (const [field, value] of Object.entries(record.fields)) {
