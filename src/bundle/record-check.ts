@@ -5,13 +5,11 @@
  * store half-imported; here it is refused first, named by where it came from.
  */
 import { CairnError, InputError, LimitError, relocate } from '../errors.js'
-import { encodeBody, MAX_BODY_BYTES, type JsonValue } from '../log/index.js'
-import { buildCreateEntry } from '../memory/index.js'
+import { MAX_BODY_BYTES } from '../log/index.js'
+import { buildCreateEntry, entryBodySize } from '../memory/index.js'
 import { RECORD_KINDS, type RecordKind } from '../projection/kinds.js'
 import type { JsonObject } from './mem/index.js'
 
-/** Salt of the measured body: the real one is as long (32 hex), so the size is exact. */
-const SALT = '0'.repeat(32)
 /** Author key of the measured body (collaborative text's changes name their actor). */
 const AUTHOR = '0'.repeat(64)
 
@@ -42,7 +40,7 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
         // The body `rememberMany` will write, built the same way: its size is exact.
         const entry = buildCreateEntry({ nowMs: context.nowMs, randomHex: context.randomHex, author: AUTHOR }, { ...record, kind })
         id = entry.id
-        size = Buffer.byteLength(encodeBody({ op: entry.op, data: entry.data as JsonValue, salt: SALT }))
+        size = entryBodySize(entry)
       } catch (error) {
         if (!(error instanceof CairnError)) throw error
         throw relocate(error, { ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}) }, `${describe(kind, index)}: ${error.reason}`)

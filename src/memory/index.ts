@@ -7,5 +7,5 @@ export {
   DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_NAME_LENGTH,
   type MemoryStore, type ConversationContext, type ConversationMessage, type ConversationSummary, type ListOptions, type JsonObject,
 } from './memory-store.js'
-export { buildCreateEntry, redactionSkeleton } from './record-entries.js'
+export { buildCreateEntry, entryBodySize, oversizedRecordRefusal, redactionSkeleton } from './record-entries.js'
 export type { WithheldWrite, WithheldReport } from './withheld-writes.js'

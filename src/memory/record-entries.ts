@@ -4,7 +4,7 @@
  * skeleton a redaction keeps.
  */
 import { assertObject } from '../assert.js'
-import { canonicalJson, type JsonValue } from '../log/index.js'
+import { canonicalJson, encodeBody, MAX_BODY_BYTES, type JsonValue } from '../log/index.js'
 import { baseTextDocument, spliceText } from '../crdt/index.js'
 import { InputError, LimitError, relocate } from '../errors.js'
 import { encodeChanges, fieldOf, formatTimestamp, isRecordKind, kindSpec, MEMORY_OPS, validateCreate, type RecordKind, type RecordView } from '../projection/index.js'
@@ -61,6 +61,24 @@ export function nameOversizedRecord(error: unknown, entries: readonly CreateEntr
   const field = size * 2 > (sizes[index] as number) ? largest : ''
   const where = [path?.(index), entry.kind, field].filter((part) => part).join('.')
   return relocate(error, { field: where }, `${error.reason}${field ? ` (${field} alone is ${size} bytes)` : ''}`)
+}
+
+/** A salt as long as a real one (32 hex), for bodies measured before they are written. */
+const MEASURING_SALT = '0'.repeat(32)
+
+/** The exact size in bytes of the event body `entry` will be written as (a check before writing). */
+export function entryBodySize(entry: Entry): number {
+  return Buffer.byteLength(encodeBody({ op: entry.op, data: entry.data as JsonValue, salt: MEASURING_SALT }))
+}
+
+/**
+ * A check before writing: the refusal the log would give for a record too large for one event,
+ * named as nameOversizedRecord names it; undefined when it fits.
+ */
+export function oversizedRecordRefusal(entry: CreateEntry): unknown {
+  const size = entryBodySize(entry)
+  if (size <= MAX_BODY_BYTES) return undefined
+  return nameOversizedRecord(new LimitError('BODY_TOO_LARGE', `body is ${size} bytes, over ${MAX_BODY_BYTES}`, { field: 'data' }), [entry])
 }
 
 /** createEntry with the replica's part given: an import measures the bodies it will write with it. */

@@ -157,6 +157,10 @@ describe('cairn remember and get', () => {
     const missing = await run(['remember', '--kind', 'fact', '--field', 'subject=Sam', '--dir', dir])
     expect(expectOneLineError(missing, 2, 'MISSING_FIELD')).toContain('(field fact.')
     expect(existsSync(dir)).toBe(false)
+    // Too large for one event: measured before the home is made too.
+    const huge = await run(['remember', 'x'.repeat(1_200_000), '--dir', dir])
+    expect(expectOneLineError(huge, 1, 'BODY_TOO_LARGE')).toContain('(field episode.')
+    expect(existsSync(dir)).toBe(false)
   })
 })
 

@@ -8,7 +8,7 @@
  * errors (the engine's, naming the field) exit 2 and store nothing, and where there was no home
  * they are found before one is created, so a refused record leaves no home behind.
  */
-import { buildCreateEntry, canonicalJson, InputError, type RecordKind, type RememberInput } from '../../index.js'
+import { buildCreateEntry, canonicalJson, InputError, oversizedRecordRefusal, type RecordKind, type RememberInput } from '../../index.js'
 import { EXIT_OK, type CliContext } from '../command.js'
 import { DIR_FLAG, isHome, resolveHomeDir, withMemory } from '../home.js'
 import { JSON_FLAG, kindFlag } from '../memory-flags.js'
@@ -103,11 +103,15 @@ function asUsage(error: unknown): unknown {
  * @throws InputError (exit 2) naming the field, as `remember` would
  */
 function checkRecord(record: RememberInput): void {
+  let entry
   try {
-    buildCreateEntry({ nowMs: Date.now(), randomHex: (bytes) => '0'.repeat(bytes * 2), author: DRY_RUN_AUTHOR }, record)
+    entry = buildCreateEntry({ nowMs: Date.now(), randomHex: (bytes) => '0'.repeat(bytes * 2), author: DRY_RUN_AUTHOR }, record)
   } catch (error) {
     throw asUsage(error)
   }
+  // Too large for one event: refused at the write, after the home was made, unless measured here.
+  const tooLarge = oversizedRecordRefusal(entry)
+  if (tooLarge !== undefined) throw tooLarge
 }
 
 async function report(id: string, isJson: boolean, context: CliContext): Promise<void> {
