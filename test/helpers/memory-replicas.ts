@@ -49,3 +49,8 @@ export async function exchangeAll(memories: readonly Memory[]): Promise<void> {
 export async function closeAll(memories: readonly Memory[]): Promise<void> {
   for (const memory of memories) await memory.close()
 }
+
+/** Every event body a replica holds, as text (to check what a deletion erased). */
+export async function bodyText(memory: Memory): Promise<string> {
+  return (await memory.events()).map((envelope) => Buffer.from(envelope.body ?? []).toString('utf8')).join('\n')
+}

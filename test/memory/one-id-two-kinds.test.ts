@@ -11,7 +11,7 @@ import { Identity, LogStore } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import type { Projection } from '../../src/projection/index.js'
 import { decodeMeta, encodeMeta, PROJECTION_LAYOUT } from '../../src/projection/projection-codec.js'
-import { deliver, openReplicas } from '../helpers/memory-replicas.js'
+import { bodyText, deliver, openReplicas } from '../helpers/memory-replicas.js'
 
 const open: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -30,10 +30,6 @@ async function historyKinds(memory: Memory, id: string): Promise<string[]> {
     out.push(String((event?.body?.data as { kind?: unknown } | undefined)?.kind))
   }
   return out
-}
-
-async function bodiesOf(memory: Memory): Promise<string> {
-  return (await memory.events()).map((envelope) => Buffer.from(envelope.body ?? []).toString('utf8')).join('\n')
 }
 
 /** A laptop writes `shared` as an entity at 1,000 ms, a phone as an episode at 2,000 ms, each unseen by the other. */
@@ -83,7 +79,7 @@ describe('one id created as two kinds', () => {
       for (const memory of [laptop, phone]) {
         expect(await memory.get('shared')).toMatchObject({ kind: 'episode', summary: 'laptop episode' })
         expect(await memory.status(link)).toBe('visible')
-        expect(await bodiesOf(memory)).toContain('supports-link')
+        expect(await bodyText(memory)).toContain('supports-link')
       }
       expect(await phone.digest()).toBe(await laptop.digest())
       const digest = await phone.digest()
@@ -149,7 +145,7 @@ describe('one id created as two kinds', () => {
     await deliver(phone as Memory, laptop as Memory)
     for (const memory of [laptop as Memory, phone as Memory]) {
       expect(await memory.status('shared')).toBe('deleted')
-      const bodies = await bodiesOf(memory)
+      const bodies = await bodyText(memory)
       expect(bodies).not.toContain('secret-entity')
       expect(bodies).not.toContain('secret-episode')
     }
@@ -159,12 +155,12 @@ describe('one id created as two kinds', () => {
   it('forgetting the winner erases the losing kind\'s bodies too, on every replica that holds them', async () => {
     const { laptop, phone } = await twoKinds('phone first')
     // Both hold the phone's episode create (and its edit) as operations of the losing kind.
-    expect(await bodiesOf(laptop)).toContain('secret-episode')
+    expect(await bodyText(laptop)).toContain('secret-episode')
     await laptop.forget('shared')
     await deliver(laptop, phone)
     for (const memory of [laptop, phone]) {
       expect(await memory.status('shared')).toBe('deleted')
-      const bodies = await bodiesOf(memory)
+      const bodies = await bodyText(memory)
       expect(bodies).not.toContain('secret-entity')
       expect(bodies).not.toContain('secret-episode')
       expect(bodies).not.toContain('0.9')

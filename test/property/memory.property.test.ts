@@ -12,7 +12,7 @@ import type { EventEnvelope } from '../../src/log/index.js'
 import type { Memory } from '../../src/memory/index.js'
 import type { ManualClock } from '../../src/log/clock.js'
 import { CATCH_UP_LIMITS, type Projection } from '../../src/projection/index.js'
-import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
+import { bodyText, closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 
 const EPISODES = ['ep_a', 'ep_b', 'ep_c', 'ep_d']
@@ -79,6 +79,29 @@ async function exchangeShuffled(memories: readonly Memory[], random: SeededRando
   const statuses = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(ids.map((id) => memory.status(id))))))
   expect(new Set(statuses.map((line) => line.replaceAll('"absent"', '"deleted"'))).size).toBe(1)
   return JSON.parse(statuses[0] as string) as string[]
+}
+
+type WorldStep = { readonly replica: number; readonly action: number; readonly a: number; readonly b: number; readonly tick: number }
+
+/**
+ * Plays steps on replicas sharing one clock: each advances it by its tick, then acts on its
+ * replica. A refusal whose code is in `expected` is part of the game; anything else fails.
+ */
+async function playSteps(memories: readonly Memory[], clock: ManualClock, history: readonly WorldStep[], expected: ReadonlySet<string>, act: (memory: Memory, step: WorldStep) => Promise<unknown>): Promise<void> {
+  for (const step of history) {
+    clock.advance(step.tick)
+    try {
+      await act(memories[step.replica % memories.length] as Memory, step)
+    } catch (error) {
+      if (!(error instanceof CairnError) || !expected.has(error.code)) throw error
+    }
+  }
+}
+
+/** Every replica shows the same records at `ids`. */
+async function expectSameRecords(memories: readonly Memory[], ids: readonly string[]): Promise<void> {
+  const shown = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(ids.map((id) => memory.get(id))))))
+  expect(new Set(shown).size).toBe(1)
 }
 
 /** A rebuild from the replica's log stores, byte for byte, what incremental apply stored. */
@@ -189,26 +212,20 @@ describe('memory merge properties', () => {
     await fc.assert(fc.asyncProperty(fc.integer({ min: 2, max: 4 }), fc.array(step, { minLength: 3, maxLength: 14 }), fc.nat(), async (count, history, seed) => {
       const random = new SeededRandom(seed)
       const { memories, clock } = await openReplicas(count)
-      for (const { replica, action, a, b, tick } of history) {
-        clock.advance(tick)
-        const memory = memories[replica % count] as Memory
-        try {
-          switch (action) {
-            // An import's carrier lists what it derived (metadata.cairn_derived).
-            case 0: await memory.remember({ kind: 'episode', id: `ep_${a}`, summary: 'about tea', ...(b === 1 ? { metadata: { cairn_derived: `["ent_${a}"]` } } : {}) }); break
-            case 1: await memory.remember({ kind: 'fact', id: `fact_${a}`, episodeID: `ep_${b}`, subject: 'user', predicate: 'likes', object: 'tea' }); break
-            case 2: await memory.remember({ kind: 'factLink', srcFactID: `fact_${a}`, dstFactID: `fact_${b}`, linkType: 'derived_from' }); break
-            case 3: await memory.remember({ kind: 'entity', id: `ent_${a}`, type: 'person', canonicalName: 'Ann' }); break
-            case 4: await memory.remember({ kind: 'edge', id: 'edge_x', srcEntityID: `ent_${a}`, dstEntityID: `ent_${b}`, edgeType: 'knows' }); break
-            case 5: await memory.forget(`ep_${a}`); break
-            case 6: await memory.forget(b === 0 ? `ent_${a}` : `fact_${a}`); break
-            case 7: await memory.redact(b === 0 ? 'edge_x' : `fact_${a}`); break
-            default: await deliver(memories[(replica + 1 + a) % count] as Memory, memory, random); break
-          }
-        } catch (error) {
-          if (!(error instanceof CairnError) || !EXPECTED.has(error.code)) throw error
+      await playSteps(memories, clock, history, EXPECTED, async (memory, { replica, action, a, b }) => {
+        switch (action) {
+          // An import's carrier lists what it derived (metadata.cairn_derived).
+          case 0: return memory.remember({ kind: 'episode', id: `ep_${a}`, summary: 'about tea', ...(b === 1 ? { metadata: { cairn_derived: `["ent_${a}"]` } } : {}) })
+          case 1: return memory.remember({ kind: 'fact', id: `fact_${a}`, episodeID: `ep_${b}`, subject: 'user', predicate: 'likes', object: 'tea' })
+          case 2: return memory.remember({ kind: 'factLink', srcFactID: `fact_${a}`, dstFactID: `fact_${b}`, linkType: 'derived_from' })
+          case 3: return memory.remember({ kind: 'entity', id: `ent_${a}`, type: 'person', canonicalName: 'Ann' })
+          case 4: return memory.remember({ kind: 'edge', id: 'edge_x', srcEntityID: `ent_${a}`, dstEntityID: `ent_${b}`, edgeType: 'knows' })
+          case 5: return memory.forget(`ep_${a}`)
+          case 6: return memory.forget(b === 0 ? `ent_${a}` : `fact_${a}`)
+          case 7: return memory.redact(b === 0 ? 'edge_x' : `fact_${a}`)
+          default: return deliver(memories[(replica + 1 + a) % count] as Memory, memory, random)
         }
-      }
+      })
       await exchangeShuffled(memories, random, ['edge_x', 'fact_0', 'fact_1'])
       // The owner (an admin) has named every deletion found through a parent, and that reached
       // everyone: no replica keeps bodies of a record no event names.
@@ -269,30 +286,23 @@ describe('memory merge properties', () => {
     await fc.assert(fc.asyncProperty(fc.integer({ min: 2, max: 3 }), fc.array(step, { minLength: 3, maxLength: 14 }), fc.nat(), async (count, history, seed) => {
       const random = new SeededRandom(seed)
       const { memories, clock } = await openReplicas(count)
-      for (const { replica, action, a, b, tick } of history) {
-        clock.advance(tick)
-        const memory = memories[replica % count] as Memory
+      await playSteps(memories, clock, history, kinds, async (memory, { replica, action, a, b }) => {
         const id = `shared_${a}`
-        try {
-          switch (action) {
-            case 0: await memory.remember({ kind: 'episode', id, summary: `secret-${id}-episode ${b}`, tags: [`t${b}`] }); break
-            case 1: await memory.remember({ kind: 'entity', id, type: 'person', canonicalName: `entity ${b}`, summary: `secret-${id}-entity ${b}` }); break
-            // Both kinds have a summary: an edit made under either kind.
-            case 2: await memory.update(id, { set: { summary: `secret-${id}-edited ${b}` } }); break
-            case 3: await memory.forget(id); break
-            case 4: await memory.redact(id); break
-            default: await deliver(memories[(replica + 1 + b) % count] as Memory, memory, random); break
-          }
-        } catch (error) {
-          if (!(error instanceof CairnError) || !kinds.has(error.code)) throw error
+        switch (action) {
+          case 0: return memory.remember({ kind: 'episode', id, summary: `secret-${id}-episode ${b}`, tags: [`t${b}`] })
+          case 1: return memory.remember({ kind: 'entity', id, type: 'person', canonicalName: `entity ${b}`, summary: `secret-${id}-entity ${b}` })
+          // Both kinds have a summary: an edit made under either kind.
+          case 2: return memory.update(id, { set: { summary: `secret-${id}-edited ${b}` } })
+          case 3: return memory.forget(id)
+          case 4: return memory.redact(id)
+          default: return deliver(memories[(replica + 1 + b) % count] as Memory, memory, random)
         }
-      }
+      })
       const statuses = await exchangeShuffled(memories, random, ['shared_0', 'shared_1'])
-      const shown = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(['shared_0', 'shared_1'].map((id) => memory.get(id))))))
-      expect(new Set(shown).size).toBe(1)
+      await expectSameRecords(memories, ['shared_0', 'shared_1'])
       for (const memory of memories) {
         // A deletion or redaction erased the content of both kinds from every log.
-        const bodies = (await memory.events()).map((envelope) => Buffer.from(envelope.body ?? []).toString('utf8')).join('\n')
+        const bodies = await bodyText(memory)
         statuses.forEach((status, a) => {
           if (status === 'deleted' || status === 'redacted') expect(bodies).not.toContain(`secret-shared_${a}-`)
         })
@@ -321,29 +331,24 @@ describe('memory merge properties', () => {
       await exchangeAll(memories)
       memories.forEach((memory, i) => { projectionOf(memory).limits = cuts[i] as typeof CATCH_UP_LIMITS })
       const ids = new Set(['shared_0', 'shared_1', 'ep_p0', 'ep_p1', 'fact_base'])
-      for (const { replica, action, a, b, tick } of history) {
-        clock.advance(tick)
-        const memory = memories[replica % count] as Memory
+      await playSteps(memories, clock, history, kinds, async (memory, { replica, action, a, b }) => {
         const id = `shared_${a}`
-        try {
-          switch (action) {
-            case 0: await memory.remember({ kind: 'episode', id, summary: `secret-${id}-episode ${b}` }); break
-            case 1: await memory.remember({ kind: 'fact', id, episodeID: `ep_p${b}`, subject: `secret-${id}-fact`, predicate: 'is', object: `o${b}` }); break
-            case 2: await memory.remember({ kind: 'fact', id: `fact_of_${id}`, episodeID: 'ep_base', subject: id, predicate: 'mentions', object: `o${b}` }); ids.add(`fact_of_${id}`); break
-            case 3: await memory.forget(`ep_p${b}`); break
-            case 4: await memory.forget(id); break
-            default: await deliver(memories[(replica + 1 + b) % count] as Memory, memory, random); break
-          }
-        } catch (error) {
-          if (!(error instanceof CairnError) || !kinds.has(error.code)) throw error
+        switch (action) {
+          case 0: return memory.remember({ kind: 'episode', id, summary: `secret-${id}-episode ${b}` })
+          case 1: return memory.remember({ kind: 'fact', id, episodeID: `ep_p${b}`, subject: `secret-${id}-fact`, predicate: 'is', object: `o${b}` })
+          case 2:
+            await memory.remember({ kind: 'fact', id: `fact_of_${id}`, episodeID: 'ep_base', subject: id, predicate: 'mentions', object: `o${b}` })
+            return ids.add(`fact_of_${id}`)
+          case 3: return memory.forget(`ep_p${b}`)
+          case 4: return memory.forget(id)
+          default: return deliver(memories[(replica + 1 + b) % count] as Memory, memory, random)
         }
-      }
+      })
       const list = [...ids].sort()
       const statuses = await exchangeShuffled(memories, random, list)
-      const shown = await Promise.all(memories.map(async (memory) => JSON.stringify(await Promise.all(list.map((id) => memory.get(id))))))
-      expect(new Set(shown).size).toBe(1)
+      await expectSameRecords(memories, list)
       for (const memory of memories) {
-        const bodies = (await memory.events()).map((envelope) => Buffer.from(envelope.body ?? []).toString('utf8')).join('\n')
+        const bodies = await bodyText(memory)
         list.forEach((id, i) => {
           if (id.startsWith('shared_') && statuses[i] === 'deleted') expect(bodies).not.toContain(`secret-${id}-`)
         })
