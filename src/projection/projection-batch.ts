@@ -75,13 +75,24 @@ function isDeleted(state: RecordState | undefined): boolean {
  * Whether a deletion found through a parent keeps the record's bodies. Erasing them would hide
  * why from every replica they are sent to next: one that holds a concurrent create of the same id
  * (naming another parent) would show that one, and one holding a child of this record (a fact's
- * links) would keep the child. Link kinds erase all the same: their id is made of their parents
- * and nothing names them as a parent. Events naming the record erase the kept bodies.
+ * links) would keep the child. Events naming the record erase the kept bodies.
+ *
+ * A link (its id made of its parents, never itself a parent, never named for an admin to erase)
+ * keeps them only while every deleted parent of it is deleted only through a parent of its own:
+ * such a parent may still come back as another kind (memory-model.md §1.3), and the link with it.
+ * Once a deletion names one of them, the link's bodies are erased (linkBodiesKept).
  */
 function keepsInferredBodies(state: RecordState): boolean {
   const spec = kindSpec(state.kind as RecordKind)
-  if (spec.parents.length === 0 || spec.keyFields !== undefined) return false
+  if (spec.parents.length === 0) return false
+  if (spec.keyFields !== undefined) return state.tombstone?.inferred === true && state.tombstone.bodiesKept === true
   return state.tombstone === undefined || state.tombstone.inferred === true
+}
+
+/** Whether a link is of the kinds that keep an inferred deletion's bodies only while its parents do (keepsInferredBodies). */
+function isLink(state: RecordState): boolean {
+  const spec = kindSpec(state.kind as RecordKind)
+  return spec.parents.length > 0 && spec.keyFields !== undefined
 }
 
 /**
@@ -105,6 +116,14 @@ export function keepsDeletedBodies(state: RecordState): boolean {
 }
 
 /**
+ * A deletion no event names, for an admin replica to name (q:u). Not a link's: naming its
+ * parent erases its bodies on every replica that applies that (linkBodiesKept).
+ */
+export function awaitsNaming(state: RecordState): boolean {
+  return keepsDeletedBodies(state) && !isLink(state)
+}
+
+/**
  * A deletion or redaction takes the id whatever kind it holds here, and the record then has the
  * kind its winning tombstone named. Deleting erases the bodies of every create, so the kind
  * cannot be decided from them any more on a replica that applies the log again; the tombstones
@@ -112,6 +131,14 @@ export function keepsDeletedBodies(state: RecordState): boolean {
  */
 function withTombstoneKind(before: RecordState, after: RecordState, kind: RecordKind): RecordState {
   return after.tombstone !== before.tombstone && after.kind !== kind ? { ...after, kind } : after
+}
+
+/**
+ * Whether a link deleted through `deleted` (its deleted parents) keeps its bodies: while each of
+ * them is deleted only through a parent of its own, and keeps its bodies (keepsInferredBodies).
+ */
+function linkBodiesKept(deleted: readonly RecordState[]): boolean {
+  return deleted.every(deletedByParentOnly)
 }
 
 /** What a record's deletion did to its bodies: none yet, kept (inferred), or erased. */
@@ -405,15 +432,28 @@ export class ProjectionBatch {
       const parentsOf = new Map<string, string[]>()
       for (const id of frontier) {
         const state = this.loaded.get(id)
-        if (!state || isDeleted(state) || this.waitsForKindReplay(id)) continue
+        if (!state || this.waitsForKindReplay(id)) continue
+        // A deleted record is looked at again only as a link that keeps its bodies.
+        if (isDeleted(state) && !(isLink(state) && keepsInferredBodies(state))) continue
         const parents = parentIds(state)
         if (parents.length > 0) parentsOf.set(id, parents)
       }
       await this.load([...parentsOf.values()].flat())
       for (const [id, parents] of parentsOf) {
-        if (!parents.some((parent) => isDeleted(this.loaded.get(parent)))) continue
-        const next = applyRecordOperation(this.loaded.get(id) as RecordState, { type: 'tombstone', op: 'delete', record: {}, inferred: true }, {
-          stamp: INFERRED_STAMP, vector: {}, mergeClassOf: () => undefined,
+        const state = this.loaded.get(id) as RecordState
+        const deleted = parents.map((parent) => this.loaded.get(parent)).filter((parent): parent is RecordState => isDeleted(parent))
+        if (deleted.length === 0) continue
+        const bodiesKept = isLink(state) && linkBodiesKept(deleted)
+        if (isDeleted(state)) {
+          // A link whose bodies were kept: erased once a deletion names one of its parents.
+          if (!bodiesKept) {
+            const { bodiesKept: _kept, ...tombstone } = state.tombstone as Tombstone
+            this.put(id, { ...state, registers: {}, tombstone })
+          }
+          continue
+        }
+        const next = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: {}, inferred: true, ...(bodiesKept ? { bodiesKept } : {}) }, {
+          stamp: INFERRED_STAMP, vector: {}, mergeClassOf: () => undefined, parentFields: kindSpec(state.kind as RecordKind).parentFields,
         })
         this.put(id, next.state)
       }
@@ -424,7 +464,13 @@ export class ProjectionBatch {
       // otherwise go round for ever).
       // Deleted since the run began (as of its last seal, or the batch's start): a tombstone
       // landing on a record an earlier run of this batch deleted changes nothing for its referrers.
-      const newlyDeleted = frontier.filter((id) => !reported.has(id) && isDeleted(this.loaded.get(id)) && (this.deletedBefore.get(id) ?? deletionBodies(this.original.get(id))) === 'none')
+      // So are records whose kept bodies a deletion naming them erased now: a link under them
+      // keeps its bodies no longer.
+      const newlyDeleted = frontier.filter((id) => {
+        if (reported.has(id) || !isDeleted(this.loaded.get(id))) return false
+        const before = this.deletedBefore.get(id) ?? deletionBodies(this.original.get(id))
+        return before === 'none' || (before === 'kept' && deletionBodies(this.loaded.get(id)) === 'erased')
+      })
       for (const id of newlyDeleted) reported.add(id)
       const next: string[] = []
       const queued = new Set<string>()
@@ -537,8 +583,8 @@ export class ProjectionBatch {
         // (projection-keys.ts, q:z): one inferred from a parent whose bodies were erased (a link).
         if (encoded && needsKeeping(state)) this.writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value: encoded })
         // Deletions no event names yet, for an admin replica to name (q:u).
-        const unnamed = keepsDeletedBodies(state)
-        const wasUnnamed = before !== undefined && keepsDeletedBodies(before)
+        const unnamed = awaitsNaming(state)
+        const wasUnnamed = before !== undefined && awaitsNaming(before)
         if (unnamed && !wasUnnamed) {
           this.writes.push({ type: 'put', key: this.keys.unnamedDeletion(id), value: encodeJson(state.kind) })
           unnamedAdded = true

@@ -10,7 +10,7 @@ import type { EventId, LogEvent, SpaceLog } from '../log/index.js'
 import type { LogStorage, StorageWrite } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
-import { FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
+import { awaitsNaming, FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
 import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindsDecided } from './kind-decision.js'
 import { kindSpec, type RecordKind } from './kinds.js'
@@ -108,7 +108,7 @@ export class Projection {
     const prefix = this.keys.statePrefix
     for await (const [key, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
       const state = decodeState(value, key)
-      if (keepsDeletedBodies(state)) writes.push({ type: 'put', key: this.keys.unnamedDeletion(state.id), value: encodeJson(state.kind) })
+      if (awaitsNaming(state)) writes.push({ type: 'put', key: this.keys.unnamedDeletion(state.id), value: encodeJson(state.kind) })
       if (writes.length >= 10_000) {
         await this.storage.write(writes)
         writes = []

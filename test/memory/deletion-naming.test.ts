@@ -72,6 +72,36 @@ describe('naming inferred deletions', () => {
     expect(await deletesOf(owner, 'fact_f')).toBe(1)
   })
 
+  it('a link deleted through a fact that keeps its bodies keeps its own until the fact is named, then loses them everywhere', async () => {
+    const [owner, phone] = await replicas(2) as [Memory, Memory]
+    await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent episode' })
+    await owner.remember({ kind: 'episode', id: 'ep_q', summary: 'other episode' })
+    await owner.remember({ kind: 'fact', id: 'fact_f2', episodeID: 'ep_q', subject: 'a', predicate: 'b', object: 'c' })
+    await deliver(owner, phone)
+    await owner.forget('ep_p')
+    await phone.remember({ kind: 'fact', id: 'fact_f1', episodeID: 'ep_p', subject: 'x', predicate: 'y', object: 'z' })
+    const link = await phone.remember({ kind: 'factLink', srcFactID: 'fact_f1', dstFactID: 'fact_f2', linkType: 'supports-link' })
+    // The phone (no admin) deletes both through the forget and keeps their bodies; only the fact
+    // waits to be named: naming it is what erases the link's.
+    await deliver(owner, phone)
+    expect([await phone.status('fact_f1'), await phone.status(link)]).toEqual(['deleted', 'deleted'])
+    expect(await bodies(phone)).toContain('supports-link')
+    expect(await unnamed(phone)).toEqual(['fact_f1'])
+    // The owner names the fact when the phone's events reach it; the link's bodies go with it
+    // there, and on the phone once the named deletion arrives.
+    await deliver(phone, owner)
+    await deliver(owner, phone)
+    for (const memory of [owner, phone]) {
+      expect([await memory.status('fact_f1'), await memory.status(link)], memory.author).toEqual(['deleted', 'deleted'])
+      expect(await bodies(memory), memory.author).not.toContain('supports-link')
+      expect(await unnamed(memory)).toEqual([])
+      const digest = await memory.digest()
+      await memory.rebuild()
+      expect(await memory.digest()).toBe(digest)
+    }
+    expect(await phone.digest()).toBe(await owner.digest())
+  })
+
   it('a replica without the admin right names nothing; once granted it, its next ingest names what it kept', async () => {
     const [owner, first, second] = await replicas(3) as [Memory, Memory, Memory]
     await first.remember({ kind: 'episode', id: 'ep_a', summary: 'about tea' })

@@ -132,6 +132,43 @@ describe('one id created as two kinds', () => {
     expect(await phone.digest()).toBe(digest)
   })
 
+  it('a link deleted through a record deleted only by its parent comes back with it when an earlier create of another kind arrives', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const [owner, phone, laptop] = (await openReplicas(3, clock)).memories as [Memory, Memory, Memory]
+    open.push(owner, phone, laptop)
+    await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent episode' })
+    await owner.remember({ kind: 'episode', id: 'ep_q', summary: 'other episode' })
+    await owner.remember({ kind: 'fact', id: 'fact_f2', episodeID: 'ep_q', subject: 'a', predicate: 'b', object: 'c' })
+    await deliver(owner, phone)
+    await deliver(owner, laptop)
+    clock.advance(1000)
+    await laptop.remember({ kind: 'episode', id: 'shared', summary: 'laptop episode' })   // the earliest create
+    clock.advance(1000)
+    await owner.forget('ep_p')
+    clock.advance(1000)
+    await phone.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'x', predicate: 'y', object: 'z' })
+    const link = await phone.remember({ kind: 'factLink', srcFactID: 'shared', dstFactID: 'fact_f2', linkType: 'supports-link' })
+    // The phone deletes its fact, and the link through it, with the episode; then it learns of
+    // the laptop's earlier episode, which gives the record back, and the link with it.
+    await deliver(owner, phone)
+    expect(await phone.status('shared')).toBe('deleted')
+    expect(await phone.status(link)).toBe('deleted')
+    await deliver(laptop, phone)
+    expect(await phone.get('shared')).toMatchObject({ kind: 'episode', summary: 'laptop episode' })
+    expect(await phone.status(link)).toBe('visible')
+    for (const [from, to] of [[phone, owner], [phone, laptop], [laptop, owner], [owner, laptop]] as const) await deliver(from, to)
+    for (const memory of [owner, phone, laptop]) {
+      expect(await memory.status(link), memory.author).toBe('visible')
+      expect(await bodyText(memory)).toContain('supports-link')
+    }
+    expect(new Set(await Promise.all([owner, phone, laptop].map((memory) => memory.digest()))).size).toBe(1)
+    for (const memory of [owner, phone, laptop]) {
+      const digest = await memory.digest()
+      await memory.rebuild()
+      expect(await memory.digest()).toBe(digest)
+    }
+  })
+
   it('a deletion takes the id whatever kind the deleting replica held, and erases the bodies of both kinds everywhere', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1))
     const { memories: [laptop, phone] } = await openReplicas(2, clock)

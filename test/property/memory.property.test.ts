@@ -313,11 +313,11 @@ describe('memory merge properties', () => {
   })
 
   it('one id created as two kinds, one a child of a parent that is forgotten, ends alike however catch-ups are cut', async () => {
-    // `shared_<a>` is created as an episode, or as a fact of `ep_p<b>`; parents are forgotten;
-    // catch-ups are cut small. A record deleted only through the losing kind's parent takes the
-    // winning kind all the same. Links to such a record are left out: one a replica deleted
-    // (erased) through it before the earlier create arrived stays deleted there (memory-model
-    // §1.3, limits); one-id-two-kinds.test.ts holds the cases with links that do converge.
+    // `shared_<a>` is created as an episode, or as a fact of `ep_p<b>`, with links from it;
+    // parents are forgotten; catch-ups are cut small. A record deleted only through the losing
+    // kind's parent takes the winning kind all the same, and a link deleted through it comes
+    // back with it. Once the owner (an admin) has named every deletion, no deleted record's
+    // content is left in any log, links' included.
     const kinds = new Set([...EXPECTED, 'ID_TAKEN', 'UNKNOWN_FIELD'])
     const limits = fc.record({ chunk: fc.integer({ min: 1, max: 4 }), batchEvents: fc.integer({ min: 1, max: 12 }), batchRecords: fc.integer({ min: 1, max: 6 }), batchNewRecords: fc.integer({ min: 1, max: 6 }), derivedWrites: fc.integer({ min: 0, max: 20 }) })
     // Mostly one id and one parent, so that creates of both kinds, links and forgets meet often.
@@ -331,6 +331,7 @@ describe('memory merge properties', () => {
       await exchangeAll(memories)
       memories.forEach((memory, i) => { projectionOf(memory).limits = cuts[i] as typeof CATCH_UP_LIMITS })
       const ids = new Set(['shared_0', 'shared_1', 'ep_p0', 'ep_p1', 'fact_base'])
+      const links = new Map<string, string>()
       await playSteps(memories, clock, history, kinds, async (memory, { replica, action, a, b }) => {
         const id = `shared_${a}`
         switch (action) {
@@ -341,6 +342,11 @@ describe('memory merge properties', () => {
             return ids.add(`fact_of_${id}`)
           case 3: return memory.forget(`ep_p${b}`)
           case 4: return memory.forget(id)
+          case 5: {
+            const link = await memory.remember({ kind: 'factLink', srcFactID: id, dstFactID: 'fact_base', linkType: `secret-link-${id}-${b}` })
+            links.set(link, `secret-link-${id}-${b}`)
+            return ids.add(link)
+          }
           default: return deliver(memories[(replica + 1 + b) % count] as Memory, memory, random)
         }
       })
@@ -351,6 +357,7 @@ describe('memory merge properties', () => {
         const bodies = await bodyText(memory)
         list.forEach((id, i) => {
           if (id.startsWith('shared_') && statuses[i] === 'deleted') expect(bodies).not.toContain(`secret-${id}-`)
+          if (links.has(id) && statuses[i] === 'deleted') expect(bodies, id).not.toContain(links.get(id))
         })
         await expectRebuildStoresTheSame(memory)
       }
