@@ -23,7 +23,7 @@ export interface QueryInput extends FilterInput {
   readonly cursor?: string
 }
 
-/** One page of `query`. `cursor` is absent on the last page. */
+/** One page of `query`. `cursor` is absent on the last page, full or not (memory-model.md §1.7 has the one exception). */
 export interface QueryPage {
   readonly records: MemoryRecord[]
   readonly cursor?: string

@@ -177,8 +177,10 @@ export class ProjectionReader {
     const prefix = this.drivingPrefix(filter, asOf)
     const scope = queryScope(filter, options.asOfMs, prefix)
     const after = page.cursor !== undefined ? `${prefix}${decodeCursor(page.cursor, scope)}` : undefined
+    // One match beyond the page is looked for, so that the last page returns no cursor.
+    const wanted = page.limit + 1
     const records: RecordView[] = []
-    let lastKey: string | undefined
+    const recordKeys: string[] = []
     let pending: string[] = []
     const flush = async (): Promise<boolean> => {
       const ids = pending.map((key) => idFromKey(key))
@@ -191,10 +193,8 @@ export class ProjectionReader {
         const view = views[i]
         if (view && matchesFilter(view, filter, redacted[i]) && !isExpired(view, options.nowMs)) {
           records.push(view)
-          if (records.length === page.limit) {
-            lastKey = pending[i]
-            return true
-          }
+          recordKeys.push(pending[i] as string)
+          if (records.length === wanted) return true
         }
       }
       pending = []
@@ -215,26 +215,30 @@ export class ProjectionReader {
         if (!matchesFacets(facets, walkFilter)) continue
         if (facets.tagsLeftOut && filter.tags) recheck.add(key)
         chosen.push(key)
-        if (chosen.length === page.limit) {
+        if (chosen.length === wanted) {
           full = true
-          lastKey = key
+          chosen.pop()
           break
         }
       }
       // Expiry is not among the facets, nor are the tags of a record with very many: such a
-      // record that does not pass leaves its page one short (the cursor goes on past it).
+      // record that does not pass leaves its page one short (the cursor goes on past it), and
+      // the last page may then end with a cursor to an empty one.
       const views = await this.storage.getMany(chosen.map((key) => this.keys.view(idFromKey(key))))
       views.forEach((bytes, i) => {
         const view = bytes ? decodeView(bytes) : undefined
         if (view && !isExpired(view, options.nowMs) && (!recheck.has(chosen[i] as string) || matchesFilter(view, filter))) records.push(view)
       })
+      recordKeys.push(...chosen)
     } else {
       for await (const key of this.storage.keys(range)) {
         pending.push(key)
         if (pending.length >= PAGE && (full = await flush())) break
       }
       if (!full && pending.length > 0) full = await flush()
+      if (full) records.pop()
     }
+    const lastKey = full ? recordKeys[page.limit - 1] : undefined
     const cursor = full && lastKey !== undefined ? encodeCursor(scope, lastKey.slice(prefix.length)) : undefined
     return { records, ...(cursor !== undefined ? { cursor } : {}) }
   }

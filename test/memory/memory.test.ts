@@ -473,6 +473,24 @@ describe('queries', () => {
     expect(seen.sort()).toEqual([...all].sort())
   })
 
+  it('gives no cursor with the last page, even a full one (index walk, view walk, as of a time)', async () => {
+    const m = await memory()
+    for (let i = 0; i < 10; i++) await m.remember({ kind: 'episode', summary: `n${i}`, tags: ['t'] })
+    const asOf = Date.now() + 1000
+    for (const filter of [{ kind: 'episode' as const }, { tags: { all: ['t'] } }, {}, { kind: 'episode' as const, asOf }]) {
+      const pages: number[] = []
+      let cursor: string | undefined
+      do {
+        const page = await m.query({ ...filter, limit: 5, ...(cursor ? { cursor } : {}) })
+        pages.push(page.records.length)
+        cursor = page.cursor
+      } while (cursor)
+      expect(pages, JSON.stringify(filter)).toEqual([5, 5])
+      expect((await m.query({ ...filter, limit: 10 })).cursor, JSON.stringify(filter)).toBeUndefined()
+      expect((await m.query({ ...filter, limit: 9 })).cursor, JSON.stringify(filter)).toBeDefined()
+    }
+  })
+
   it('takes back only a cursor its own query returned, naming query.cursor', async () => {
     const m = await memory()
     for (let i = 0; i < 6; i++) await m.remember({ kind: 'episode', summary: `n${i}`, tags: i % 2 === 0 ? ['even', 'x'] : [] })
