@@ -31,7 +31,7 @@ export interface MergeOptions {
   /**
    * Ids of records that only describe the import itself (a PAM artifact's import episode, its
    * agent context and entity): written only when some other record is, so importing what is
-   * already held writes nothing at all.
+   * already held writes nothing at all, and written before the others.
    */
   readonly companions?: ReadonlySet<string>
   /**
@@ -71,6 +71,7 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   let blocked = 0
   // First decide, against the state before the import, what each record needs; then write.
   const writes: Write[] = []
+  const companionWrites: Write[] = []
   let substantive = false
   for (const kind of RECORD_KINDS) {
     const list = records[kind] ?? []
@@ -87,15 +88,19 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
         const compared = ignore.size === 0 ? record : Object.fromEntries(Object.entries(record).filter(([key]) => !ignore.has(key)))
         if (status === 'deleted' || status === 'redacted' || (parents[i] as string[]).some((id) => deletedParents.has(id))) blocked++
         else if (view && alreadyHolds(view, compared, canonical)) unchanged++
+        else if (companions.has(ids[i] as string)) companionWrites.push([kind, record])
         else {
           writes.push([kind, record])
-          if (!companions.has(ids[i] as string)) substantive = true
+          substantive = true
         }
       })
     }
   }
-  const kept = substantive ? writes : []
-  unchanged += writes.length - kept.length
+  // Companions go first: an import stopped part way and run again then finds the substantive
+  // records still to write, and so writes anything of it left out; companions written last
+  // would be dropped by that rerun when it found nothing substantive left.
+  const kept = substantive ? [...companionWrites, ...writes] : []
+  unchanged += companionWrites.length + writes.length - kept.length
   const imported: Partial<Record<RecordKind, number>> = {}
   let done = total - kept.length
   options.onProgress?.(done, total)
