@@ -42,10 +42,12 @@ export interface Tombstone {
    */
   readonly inferred?: true
   /**
-   * On an inferred deletion of a link: every deleted parent was itself deleted only through a
-   * parent, so the link keeps its bodies too (projection-batch.ts, keepsInferredBodies).
+   * On an inferred deletion of a link whose every deleted end was itself deleted only through a
+   * parent: the link keeps its bodies too (projection-batch.ts, keepsInferredBodies), and these
+   * are its ends (its parent ids; ids only, which its key fixes), so that the reference index
+   * still leads from them to it.
    */
-  readonly bodiesKept?: true
+  readonly keptEnds?: readonly string[]
 }
 
 export interface RecordState {
@@ -96,7 +98,7 @@ export type RecordOperation =
       readonly skeleton?: { readonly [key: string]: JsonValue }
       readonly derivedFrom?: string
       readonly inferred?: boolean
-      readonly bodiesKept?: boolean
+      readonly keptEnds?: readonly string[]
     }
 
 export interface OperationContext {
@@ -106,15 +108,6 @@ export interface OperationContext {
   readonly mergeClassOf: (field: string) => MergeClass | undefined
   /** Fields that name the record's parents (last-writer-wins ids); see `RecordState.otherParents`. */
   readonly parentFields?: readonly string[]
-}
-
-function keptParents(registers: Readonly<Record<string, Register>>, fields: readonly string[]): Record<string, Register> {
-  const out: Record<string, Register> = {}
-  for (const field of fields) {
-    const register = ownEntry(registers, field)
-    if (register !== undefined) out[field] = register
-  }
-  return out
 }
 
 export function emptyRecordState(id: string, kind: string): RecordState {
@@ -291,16 +284,13 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
           ...(operation.skeleton ? { skeleton: operation.skeleton } : {}),
           ...(operation.derivedFrom !== undefined ? { derivedFrom: operation.derivedFrom } : {}),
           ...(operation.inferred ? { inferred: true as const } : {}),
-          ...(operation.inferred && operation.bodiesKept ? { bodiesKept: true as const } : {}),
+          ...(operation.inferred && operation.keptEnds ? { keptEnds: operation.keptEnds } : {}),
         }
       }
       // The content is gone: only what blocks resurrection (and the redaction skeleton) is kept,
       // so a replica that never saw the content (its bodies erased) holds the same state.
       delete state.created
-      // A link that keeps its bodies keeps its parents too: a parent that comes back as another
-      // kind finds it through them, and so does a deletion that names a parent later.
-      const winner = state.tombstone
-      state.registers = winner?.bodiesKept ? keptParents(state.registers, context.parentFields ?? []) : {}
+      state.registers = {}
       state.sets = {}
       state.counters = {}
       state.maps = {}

@@ -39,6 +39,8 @@ export const REFERENCE_SETS: Readonly<Record<string, RecordKind>> = {
  * its parent like any other: which of the two a replica saw first must not matter.
  */
 export function parentIds(state: RecordState): string[] {
+  // A link deleted with its bodies kept names its ends still (Tombstone.keptEnds).
+  if (state.tombstone?.keptEnds !== undefined) return [...state.tombstone.keptEnds]
   const out: string[] = []
   const skeleton = state.tombstone?.op === 'redact' ? state.tombstone.skeleton ?? {} : undefined
   for (const field of kindSpec(state.kind as RecordKind).parentFields) {

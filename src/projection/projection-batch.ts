@@ -85,7 +85,7 @@ function isDeleted(state: RecordState | undefined): boolean {
 function keepsInferredBodies(state: RecordState): boolean {
   const spec = kindSpec(state.kind as RecordKind)
   if (spec.parents.length === 0) return false
-  if (spec.keyFields !== undefined) return state.tombstone?.inferred === true && state.tombstone.bodiesKept === true
+  if (spec.keyFields !== undefined) return state.tombstone?.inferred === true && state.tombstone.keptEnds !== undefined
   return state.tombstone === undefined || state.tombstone.inferred === true
 }
 
@@ -445,15 +445,17 @@ export class ProjectionBatch {
         if (deleted.length === 0) continue
         const bodiesKept = isLink(state) && linkBodiesKept(deleted)
         if (isDeleted(state)) {
-          // A link whose bodies were kept: erased once a deletion names one of its parents.
+          // A link whose bodies were kept: erased once a deletion names one of its ends.
           if (!bodiesKept) {
-            const { bodiesKept: _kept, ...tombstone } = state.tombstone as Tombstone
-            this.put(id, { ...state, registers: {}, tombstone })
+            const { keptEnds: _ends, ...tombstone } = state.tombstone as Tombstone
+            this.put(id, { ...state, tombstone })
           }
           continue
         }
-        const next = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: {}, inferred: true, ...(bodiesKept ? { bodiesKept } : {}) }, {
-          stamp: INFERRED_STAMP, vector: {}, mergeClassOf: () => undefined, parentFields: kindSpec(state.kind as RecordKind).parentFields,
+        // Its ends as they stand (a redacted link's are in its skeleton), ids only: the same
+        // whichever of its creates this replica applied first.
+        const next = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: {}, inferred: true, ...(bodiesKept ? { keptEnds: [...new Set(parents)].sort() } : {}) }, {
+          stamp: INFERRED_STAMP, vector: {}, mergeClassOf: () => undefined,
         })
         this.put(id, next.state)
       }

@@ -10,7 +10,7 @@ import type { JsonValue } from '../log/index.js'
 import { seqKey } from '../log/store-keys.js'
 import type { RecordKind } from './kinds.js'
 import type { RecordView } from './materialize.js'
-import { decodeJson, decodeView } from './projection-codec.js'
+import { decodeJson, decodeState, decodeView } from './projection-codec.js'
 import { decodeFacets, facetsOf, type RecordFacets } from './projection-indexes.js'
 import { idFromKey, positionFromTimeKey, type ProjectionKeys } from './projection-keys.js'
 import { decodeCursor, encodeCursor, queryScope } from './query-cursor.js'
@@ -337,9 +337,18 @@ export class ProjectionReader {
   /** Ids of the records whose state names `id` in a parent or reference field (deleted and redacted ones name nothing), in the index's key order. */
   async referrers(id: string): Promise<string[]> {
     const prefix = this.keys.referencePrefix(id)
-    const out: string[] = []
-    for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) out.push(idFromKey(key))
-    return out
+    const listed: string[] = []
+    for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) listed.push(idFromKey(key))
+    // A link deleted with its bodies kept stays in the index (Tombstone.keptEnds), not here.
+    const views = await this.storage.getMany(listed.map((referrer) => this.keys.view(referrer)))
+    const unseen = listed.filter((_, i) => views[i] === undefined)
+    if (unseen.length === 0) return listed
+    const states = await this.storage.getMany(unseen.map((referrer) => this.keys.state(referrer)))
+    const deleted = new Set(unseen.filter((referrer, i) => {
+      const bytes = states[i]
+      return bytes !== undefined && decodeState(bytes, this.keys.state(referrer)).tombstone?.op === 'delete'
+    }))
+    return listed.filter((referrer) => !deleted.has(referrer))
   }
 
   /**

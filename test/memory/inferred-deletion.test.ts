@@ -2,7 +2,8 @@
  * Records deleted because a parent was, where no event names them (a child created concurrently
  * with its parent's forget): every replica must end showing the same memory whatever it saw
  * first, so the bodies that show why a record is deleted are kept (hidden) until a deletion
- * names it. Link kinds, whose ids are their parents, still lose their bodies at once.
+ * names it. A link deleted through such records alone keeps its bodies too, until a deletion
+ * names one of its ends; one deleted through a named deletion loses them at once.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Memory } from '../../src/memory/index.js'
@@ -23,10 +24,10 @@ afterEach(async () => {
   await closeAll(open.splice(0))
 })
 
-async function replicas(count: number): Promise<{ memories: Memory[]; tick: () => void }> {
+async function replicas(count: number): Promise<{ memories: Memory[]; tick: (ms?: number) => void }> {
   const { memories, clock } = await openReplicas(count)
   open.push(...memories)
-  return { memories, tick: () => clock.advance(1000) }
+  return { memories, tick: (ms = 1000) => clock.advance(ms) }
 }
 
 async function bodies(memory: Memory): Promise<string> {
@@ -287,5 +288,68 @@ describe('deletions found through a parent', () => {
     expect(await projectionDump(a)).toBe(before)
     await exchangeAll(memories)
     await expectSameMemory(memories)
+  })
+
+  /** Owner holds ep_p, ep_q and fact_f2 (under ep_q) on every replica; the phone adds fact_f1 under ep_p. */
+  async function linkSetup(count: number) {
+    const { memories, tick } = await replicas(count)
+    const [owner, phone] = memories as [Memory, Memory]
+    await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent episode' })
+    await owner.remember({ kind: 'episode', id: 'ep_q', summary: 'other episode' })
+    await owner.remember({ kind: 'fact', id: 'fact_f2', episodeID: 'ep_q', subject: 'a', predicate: 'b', object: 'c' })
+    for (const other of memories.slice(1)) await deliver(owner, other)
+    await phone.remember({ kind: 'fact', id: 'fact_f1', episodeID: 'ep_p', subject: 'x', predicate: 'y', object: 'z' })
+    return { memories, tick }
+  }
+
+  it('a redacted link deleted through its kept end loses every body, a concurrent create\'s included, once the end is named', async () => {
+    const { memories } = await linkSetup(3)
+    const [owner, phone, laptop] = memories as [Memory, Memory, Memory]
+    await deliver(phone, laptop)
+    // One link, the same id on both; the phone redacts its copy, then the owner forgets ep_p.
+    const link = await phone.remember({ kind: 'factLink', srcFactID: 'fact_f1', dstFactID: 'fact_f2', linkType: 'link-secret' })
+    await laptop.remember({ kind: 'factLink', srcFactID: 'fact_f1', dstFactID: 'fact_f2', linkType: 'link-secret' })
+    await phone.redact(link)
+    await owner.forget('ep_p')
+    await deliver(owner, phone)
+    await deliver(laptop, phone)   // the laptop's create reaches a link deleted with its bodies kept
+    for (const [from, to] of [[phone, owner], [laptop, owner], [owner, phone], [owner, laptop], [phone, laptop]] as const) await deliver(from, to)
+    for (const memory of memories) {
+      expect(await memory.status(link), memory.author).toBe('deleted')
+      // (The redaction's own body keeps the link's skeleton, which is every field of a link.)
+      const creates = (await bodies(memory)).split('\n').filter((body) => body.includes('"op":"memory.create"'))
+      expect(creates.join('\n'), memory.author).not.toContain('link-secret')
+      const before = await projectionDump(memory)
+      await memory.rebuild()
+      expect(await projectionDump(memory)).toBe(before)
+    }
+    await expectSameMemory(memories)
+  })
+
+  it('a link kept under its deleted end stores the same state whichever of its creates came first, batch by batch or rebuilt', async () => {
+    const { memories, tick } = await linkSetup(4)
+    const [owner, phone, laptop, reader] = memories as [Memory, Memory, Memory, Memory]
+    await deliver(phone, laptop)
+    await phone.remember({ kind: 'factLink', srcFactID: 'fact_f1', dstFactID: 'fact_f2', linkType: 'supports' })
+    tick(5)
+    await laptop.remember({ kind: 'factLink', srcFactID: 'fact_f1', dstFactID: 'fact_f2', linkType: 'supports' })   // the later write
+    await owner.forget('ep_p')
+    tick()
+    // Three catch-ups in one run of recorded time: the laptop's create comes after the deletion.
+    for (const from of [owner, phone, laptop]) await deliver(from, reader)
+    const before = await projectionDump(reader)
+    await reader.rebuild()
+    expect(await projectionDump(reader)).toBe(before)
+  })
+
+  it('referrers leaves out a link deleted with its bodies kept', async () => {
+    const { memories } = await linkSetup(2)
+    const [owner, phone] = memories as [Memory, Memory]
+    const link = await phone.remember({ kind: 'factLink', srcFactID: 'fact_f1', dstFactID: 'fact_f2', linkType: 'supports' })
+    expect(await phone.referrers('fact_f2')).toEqual([link])
+    await owner.forget('ep_p')
+    await deliver(owner, phone)
+    expect(await phone.status(link)).toBe('deleted')
+    expect(await phone.referrers('fact_f2')).toEqual([])
   })
 })
