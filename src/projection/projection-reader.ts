@@ -334,7 +334,7 @@ export class ProjectionReader {
     return out
   }
 
-  /** Ids of the records whose state names `id` in a parent or reference field (deleted and redacted ones name nothing), in the index's key order. */
+  /** Ids of the records whose state names `id` in a parent or reference field (a deleted one names nothing; a redacted one its skeleton's parents), in the index's key order. */
   async referrers(id: string): Promise<string[]> {
     const prefix = this.keys.referencePrefix(id)
     const listed: string[] = []
