@@ -583,7 +583,10 @@ export class ProjectionBatch {
         this.writes.push(encoded ? { type: 'put', key: this.keys.state(id), value: encoded } : { type: 'del', key: this.keys.state(id) })
         // A deletion the log cannot show is kept apart too, so a rebuild can start from it
         // (projection-keys.ts, q:z): one inferred from a parent whose bodies were erased (a link).
+        // Once an event names the deletion (a direct or derived delete beats an inferred one), the
+        // log shows it: the entry goes, as on a replica that applied that event first.
         if (encoded && needsKeeping(state)) this.writes.push({ type: 'put', key: this.keys.derivedDeletion(id), value: encoded })
+        else if (before !== undefined && needsKeeping(before)) this.writes.push({ type: 'del', key: this.keys.derivedDeletion(id) })
         // Deletions no event names yet, for an admin replica to name (q:u).
         const unnamed = awaitsNaming(state)
         const wasUnnamed = before !== undefined && awaitsNaming(before)

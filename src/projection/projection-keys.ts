@@ -20,7 +20,8 @@
  *                           event names it (its kind): what an admin replica names (memory/deletion-naming.ts)
  *   q:z:<id>                the state of a record deleted because its parent was and whose bodies were
  *                           erased (a link; any such record in a store from before layout 2), kept through
- *                           rebuilds: the log alone could not show it is deleted
+ *                           rebuilds: the log alone could not show it is deleted (removed once an event
+ *                           names the deletion)
  *
  * Index keys embed values (kinds, tags, contexts) verbatim; a separator ':' in a value would
  * blur boundaries, so values are escaped (escapeKeyPart).

@@ -352,4 +352,31 @@ describe('deletions found through a parent', () => {
     expect(await phone.status(link)).toBe('deleted')
     expect(await phone.referrers('fact_f2')).toEqual([])
   })
+
+  it('a link erased through its end keeps no q:z entry once a deletion naming it arrives, as where that came first', async () => {
+    const { memories } = await linkSetup(3)
+    const [owner, phone, laptop] = memories as [Memory, Memory, Memory]
+    await deliver(phone, owner)
+    await deliver(phone, laptop)
+    // The owner forgets ep_p (naming fact_f1) while the phone links fact_f1; the laptop, which
+    // sees the link and not the forget, forgets the link itself.
+    await owner.forget('ep_p')
+    const link = await phone.remember({ kind: 'factLink', srcFactID: 'fact_f1', dstFactID: 'fact_f2', linkType: 'supports' })
+    await deliver(phone, laptop)
+    await laptop.forget(link)
+    // The owner erases the link through fact_f1 before the laptop's delete arrives; the phone
+    // gets the laptop's delete first.
+    await deliver(phone, owner)
+    await deliver(laptop, owner)
+    await deliver(laptop, phone)
+    await deliver(owner, phone)
+    const zEntries = async (memory: Memory) => (await projectionDump(memory)).split('\n').filter((row) => row.startsWith(`${memory.space}:q:z:`))
+    for (const memory of [owner, phone]) {
+      expect(await memory.status(link), memory.author).toBe('deleted')
+      expect(await zEntries(memory), memory.author).toEqual([])
+    }
+    const before = await projectionDump(owner)
+    await owner.rebuild()
+    expect(await projectionDump(owner)).toBe(before)
+  })
 })
