@@ -413,6 +413,10 @@ export class ProjectionBatch {
     this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${opCode}${event.id}`) })
     this.put(decoded.id, withTombstoneKind(current, result.state, decoded.kind))
     if (operation.type !== 'tombstone') return
+    // A redaction loses to a deletion, but asks for the content erased all the same: a record
+    // deleted through its parent with its bodies kept loses those, as it would had the redaction
+    // come first (what arrives later is kept, there as here).
+    if (operation.op === 'redact' && deletionBodies(current) === 'kept') await this.purgeContent(decoded.id)
     for (const record of derived) {
       const state = this.loaded.get(record.id) ?? emptyRecordState(record.id, record.kind)
       const tombstoned = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: operation.record, derivedFrom: decoded.id }, {

@@ -379,4 +379,29 @@ describe('deletions found through a parent', () => {
     await owner.rebuild()
     expect(await projectionDump(owner)).toBe(before)
   })
+
+  it('a redaction reaching a record deleted through its parent, bodies kept, erases them as where it came first', async () => {
+    const { memories } = await linkSetup(3)
+    const [owner, phone, laptop] = memories as [Memory, Memory, Memory]
+    await phone.remember({ kind: 'fact', id: 'fact_s', episodeID: 'ep_p', subject: 'secret-subject', predicate: 'y', object: 'z' })
+    const link = await phone.remember({ kind: 'factLink', srcFactID: 'fact_s', dstFactID: 'fact_f2', linkType: 'secret-link' })
+    await deliver(phone, laptop)
+    // The laptop deletes both through the forget, keeping their bodies; the phone redacts both.
+    await owner.forget('ep_p')
+    await deliver(owner, laptop)
+    expect([await laptop.status('fact_s'), await laptop.status(link)]).toEqual(['deleted', 'deleted'])
+    expect(await bodies(laptop)).toContain('secret-subject')
+    await phone.redact('fact_s')
+    await phone.redact(link)
+    await deliver(phone, laptop)
+    await deliver(laptop, phone)
+    for (const memory of [phone, laptop]) {
+      const creates = (await bodies(memory)).split('\n').filter((body) => !body.includes('"op":"memory.redact"'))
+      expect(creates.join('\n'), memory.author).not.toContain('secret-')
+      const before = await projectionDump(memory)
+      await memory.rebuild()
+      expect(await projectionDump(memory)).toBe(before)
+    }
+    await expectSameMemory([phone, laptop])
+  })
 })
