@@ -31,6 +31,32 @@ async function open(options: Parameters<typeof Memory.open>[0] = {}): Promise<Me
   return memory
 }
 
+/**
+ * Imports an adapter sample at noon (2026-06-01, a faked clock), checks, imports it again an
+ * hour later, and checks that nothing was written (the version vector stands) and what `later` says.
+ */
+async function importTwiceAnHourApart(
+  sample: string, from: 'mem0' | 'oams',
+  first: (memory: Memory) => Promise<void>,
+  later: (memory: Memory, again: Awaited<ReturnType<Memory['import']>>) => Promise<void>,
+): Promise<void> {
+  vi.useFakeTimers({ toFake: ['Date'] })
+  try {
+    vi.setSystemTime(Date.UTC(2026, 5, 1, 12))
+    const memory = await open()
+    const file = path.join(import.meta.dirname, 'adapters', 'samples', sample)
+    await memory.import(file, { from })
+    await first(memory)
+    const before = memory.versionVector()
+    vi.setSystemTime(Date.UTC(2026, 5, 1, 13))
+    const again = await memory.import(file, { from })
+    expect(memory.versionVector()).toEqual(before)
+    await later(memory, again)
+  } finally {
+    vi.useRealTimers()
+  }
+}
+
 function read(dir: string, file: string): string {
   return readFileSync(path.join(dir, file), 'utf8')
 }
@@ -689,44 +715,25 @@ describe('adapters through import({ from })', () => {
   })
 
   it('mem0: an hour later, a record whose source time is unreadable keeps the time of its first import', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      vi.setSystemTime(Date.UTC(2026, 5, 1, 12))
-      const memory = await open()
-      const sample = path.join(import.meta.dirname, 'adapters', 'samples', 'mem0', 'list.json')
-      await memory.import(sample, { from: 'mem0' })
-      const first = await memory.get('c0ffee00-1111-2222-3333-444455556666')
-      expect(first?.eventTime).toBe('2026-06-01T12:00:00Z')
-      const before = memory.versionVector()
-      vi.setSystemTime(Date.UTC(2026, 5, 1, 13))
-      const again = await memory.import(sample, { from: 'mem0' })
-      expect(again.format === 'source' && { imported: again.imported, unchanged: again.unchanged }).toEqual({ imported: {}, unchanged: 4 })
-      expect(memory.versionVector()).toEqual(before)
+    await importTwiceAnHourApart('mem0/list.json', 'mem0', async (memory) => {
       expect((await memory.get('c0ffee00-1111-2222-3333-444455556666'))?.eventTime).toBe('2026-06-01T12:00:00Z')
-    } finally {
-      vi.useRealTimers()
-    }
+    }, async (memory, again) => {
+      expect(again.format === 'source' && { imported: again.imported, unchanged: again.unchanged }).toEqual({ imported: {}, unchanged: 4 })
+      expect((await memory.get('c0ffee00-1111-2222-3333-444455556666'))?.eventTime).toBe('2026-06-01T12:00:00Z')
+    })
   })
 
   it('oams: an hour later, importing the same export again moves no envelope expiry (counted from the first receipt)', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      vi.setSystemTime(Date.UTC(2026, 5, 1, 12))
-      const memory = await open()
-      const sample = path.join(import.meta.dirname, 'adapters', 'samples', 'oams', 'memories.jsonl')
-      await memory.import(sample, { from: 'oams' })
-      const expiring = (await memory.query({ kind: 'episode', limit: 100 })).records.filter((record) => record.expirationDate !== undefined)
-      expect(expiring.map((record) => record.expirationDate)).toEqual(expiring.map(() => '2026-06-02T12:00:00Z'))
-      expect(expiring.length).toBeGreaterThan(0)
-      const before = memory.versionVector()
-      vi.setSystemTime(Date.UTC(2026, 5, 1, 13))
-      const again = await memory.import(sample, { from: 'oams' })
+    let expiring: string[] = []
+    await importTwiceAnHourApart('oams/memories.jsonl', 'oams', async (memory) => {
+      const records = (await memory.query({ kind: 'episode', limit: 100 })).records.filter((record) => record.expirationDate !== undefined)
+      expect(records.map((record) => record.expirationDate)).toEqual(records.map(() => '2026-06-02T12:00:00Z'))
+      expect(records.length).toBeGreaterThan(0)
+      expiring = records.map((record) => record.id)
+    }, async (memory, again) => {
       expect(again.format === 'source' && again.imported).toEqual({})
-      expect(memory.versionVector()).toEqual(before)
-      for (const record of expiring) expect((await memory.get(record.id))?.expirationDate).toBe('2026-06-02T12:00:00Z')
-    } finally {
-      vi.useRealTimers()
-    }
+      for (const id of expiring) expect((await memory.get(id))?.expirationDate).toBe('2026-06-02T12:00:00Z')
+    })
   })
 
   it('claude-export: a zipped export with projects brings their documents in as searchable chunks, and once only', async () => {
