@@ -49,7 +49,7 @@ export type Message =
   | { readonly type: 'hello'; readonly versions: readonly number[]; readonly space: string; readonly peer: string; readonly nonce: Uint8Array; readonly token?: string; readonly genesis?: WireEvent }
   | { readonly type: 'welcome'; readonly version: number; readonly relay: string; readonly nonce: Uint8Array; readonly proof: Uint8Array }
   | { readonly type: 'proof'; readonly proof: Uint8Array }
-  | { readonly type: 'ready'; readonly permissions: readonly string[]; readonly full: boolean }
+  | { readonly type: 'ready'; readonly permissions: readonly string[]; readonly full: boolean; readonly genesis?: true }
   /**
    * `maxFrameEvents`: the most events the sender wants per `events` frame (after a SLOW_FRAME).
    * `rescope`: the sender's access changed since it last synced (another token): send everything
@@ -182,7 +182,8 @@ export function decodeMessage(data: Uint8Array): Message {
     case 'ready':
       if (!Array.isArray(raw.permissions) || raw.permissions.length > 16) fail(frame, 'permissions is not a short list')
       if (typeof raw.full !== 'boolean') fail(frame, 'full is not a boolean')
-      return { type, permissions: raw.permissions.map((p, i) => text(p, frame, `permissions[${i}]`, 32)), full: raw.full }
+      if (raw.genesis !== undefined && raw.genesis !== true) fail(frame, 'genesis is true or absent')
+      return { type, permissions: raw.permissions.map((p, i) => text(p, frame, `permissions[${i}]`, 32)), full: raw.full, ...(raw.genesis === true ? { genesis: true } : {}) }
     case 'want': {
       const limit = raw.maxFrameEvents === undefined ? undefined : nat(raw.maxFrameEvents, frame, 'maxFrameEvents')
       if (limit !== undefined && (limit < 1 || limit > MAX_FRAME_EVENTS)) fail(frame, `maxFrameEvents is not between 1 and ${MAX_FRAME_EVENTS}`)

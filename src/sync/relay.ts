@@ -287,9 +287,10 @@ export class Relay {
   private async open(transport: Transport, hello: Extract<Message, { type: 'hello' }>): Promise<SyncSession> {
     const memory = await this.memoryOf(hello.space)
     // A space the store does not hold came with its genesis (checked at welcome).
+    let tookGenesis = false
     if (!memory.log.hasGenesis && hello.genesis) {
       const id = this.store.crypto.sha256Hex(hello.genesis.header) as EventId
-      await memory.ingestDeferred([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])
+      tookGenesis = (await memory.ingestDeferred([{ id, header: hello.genesis.header, ...(hello.genesis.body ? { body: hello.genesis.body } : {}), ...(hello.genesis.signature ? { signature: hello.genesis.signature } : {}) }])).applied.length > 0
     }
     const access = this.accessOf(memory, hello.peer, hello.token)
     const info: PeerInfo = { key: hello.peer, space: hello.space, ...(access.token ? { token: access.token.id } : {}) }
@@ -322,7 +323,9 @@ export class Relay {
       session.on('closed', () => clearTimeout(timer))
     }
     try {
-      await transport.send(encodeMessage({ type: 'ready', permissions: access.token ? [...access.token.permissions] : ['*'], full: !access.token }))
+      await transport.send(encodeMessage({
+        type: 'ready', permissions: access.token ? [...access.token.permissions] : ['*'], full: !access.token, ...(tookGenesis ? { genesis: true } : {}),
+      }))
       await session.start()
     } catch (error) {
       // The peer is registered: a session that cannot start ends here, so it is let go.

@@ -260,6 +260,8 @@ export class SyncClient {
         // make a full-access replica drop what it holds by claiming it is scoped.
         session = await this.run(transport, this.options.token !== undefined && !message.full, message.full)
         if (session) clearTimeout(handshakeTimer)
+        // The genesis went in `hello`, outside any frame: counted once the relay says it took it.
+        if (session && message.genesis) this.listeners.emit('sent', { events: 1 })
       }).catch((error: unknown) => {
         failure = error instanceof CairnError ? error : new ProtocolError('INTERNAL', (error as Error).message)
         transport.close(4000, failure.code)

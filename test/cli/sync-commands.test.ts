@@ -85,7 +85,8 @@ describe('cairn sync through cairn serve', () => {
     const { token } = await createToken(owner, replica.author, '--permission', 'read,write')
 
     const up = ok(await run(['sync', relay.url, '--dir', owner.dir]))
-    expect(up.stdout).toMatch(/^synced with ws:\/\/127\.0\.0\.1:\d+: sent \d+ events, received 0$/m)
+    // The genesis (it goes in the handshake), two records and the grant.
+    expect(up.stdout).toMatch(/^synced with ws:\/\/127\.0\.0\.1:\d+: sent 4 events, received 0$/m)
     const down = ok(await run(['sync', relay.url, '--token', token, '--dir', replica.dir, '--relay-key', relay.key]))
     expect(down.stdout).toMatch(/: sent 0 events, received [1-9]\d*$/m)
     expect(digestOf(down)).toBe(digestOf(up))

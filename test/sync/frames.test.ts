@@ -52,6 +52,7 @@ describe('decodeMessage', () => {
     { type: 'welcome', version: 1, relay: HEX, nonce: new Uint8Array(32), proof: new Uint8Array(64).fill(1) },
     { type: 'proof', proof: new Uint8Array(64).fill(2) },
     { type: 'ready', permissions: ['read'], full: false },
+    { type: 'ready', permissions: ['*'], full: true, genesis: true },
     { type: 'want', vector: { [HEX]: 3 } },
     { type: 'want', vector: {}, maxFrameEvents: 250, rescope: true },
     { type: 'events', seq: 4, events: [{ header: wireHeader(1), body: new Uint8Array([3]), signature: new Uint8Array(64) }, { header: wireHeader(2) }] },
@@ -121,6 +122,7 @@ describe('decodeMessage', () => {
     expect(withdrawals([7])).toBe('BAD_FRAME')
     expect(withdrawals(['x'.repeat(256)])).toBe('ok')
     expect(decodeOutcome(packr.pack({ type: 'want', vector: {}, rescope: false }))).toBe('BAD_FRAME')
+    expect(decodeOutcome(packr.pack({ type: 'ready', permissions: [], full: true, genesis: false }))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xc6, 0xff, 0xff, 0xff, 0xff, 1, 2, 3]))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xdd, 0xff, 0xff, 0xff, 0xff]))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x61]))).toBe('BAD_FRAME')
