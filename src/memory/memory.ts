@@ -22,6 +22,7 @@ import {
   type ConflictEntry, type MemoryRecord, type PatchInput, type RecordKind, type RecordView,
 } from '../projection/index.js'
 import { nameInferredDeletions } from './deletion-naming.js'
+import { checkProjection, type ProjectionCheck } from './projection-check.js'
 import { emptyDerivedBlock, planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseOtherKind, refuseTombstoned } from './memory-core.js'
@@ -725,6 +726,17 @@ export class Memory {
       id = decoded.id
     }
     await this.core.write(() => this.engine.log.revokeToken(this.engine.identity, id))
+  }
+
+  /**
+   * Checks the projection (records, indexes, history, search index) against what the log gives,
+   * writing nothing here: it is derived again in a scratch in-memory copy of the space and the
+   * two are compared key by key. `ok` is false when anything differs; `rebuild()` repairs it.
+   * Costs a rebuild's work and holds the space's log in memory while it runs.
+   * @throws StorageError BUSY when this replica wrote or ingested while the check ran
+   */
+  checkProjection(): Promise<ProjectionCheck> {
+    return checkProjection(this.core)
   }
 
   /** Re-derives the whole projection from the log (the result equals the incremental state). */

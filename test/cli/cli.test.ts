@@ -138,6 +138,37 @@ describe('cairn verify', () => {
     expect(report.problems[0]).toMatchObject({ code: 'BAD_ID', event: ids[2] })
   })
 
+  it('with --projection, checks the records and indexes against the log: a changed view exits 1 naming it, until a rebuild', async () => {
+    const { dir, config } = await initializedHome()
+    const remembered = await runCliInProcess(['remember', '--dir', dir, '--tag', 'drinks', 'the user likes green tea'])
+    expect(remembered.code).toBe(0)
+    const id = remembered.stdout.trim()
+    const intact = await runCliInProcess(['verify', '--dir', dir, '--projection'])
+    expect(intact).toMatchObject({ code: 0, stderr: '' })
+    expect(intact.stdout).toMatch(/^ok: space \S+ verified: 2 events.*\nok: the records and indexes are what the log gives: \d+ keys compared, digest [0-9a-f]{12}…\n$/)
+
+    // Below the log: the record's view says something else, and its tag entry is gone.
+    const storage = await LevelLogStorage.openDisk(path.join(dir, 'store'))
+    await storage.write([
+      { type: 'put', key: `${config.space}:q:v:${id}`, value: new TextEncoder().encode(`{"id":"${id}","kind":"episode","summary":"the user hates tea"}`) },
+      { type: 'del', key: `${config.space}:q:t:drinks:${id}` },
+    ])
+    await storage.close()
+    // The log itself still holds: plain verify passes.
+    expect((await runCliInProcess(['verify', '--dir', dir])).code).toBe(0)
+    const damaged = await runCliInProcess(['verify', '--dir', dir, '--projection'])
+    expect(expectOneLineError(damaged, 1, 'PROJECTION_MISMATCH')).toBe(
+      `cairn: PROJECTION_MISMATCH: the records and indexes differ from what the log gives in 2 keys; first: missing t:drinks:${id} (record ${id}); \`cairn rebuild\` derives them again`)
+    expect(damaged.stdout).toContain(`FAILED: the records and indexes differ from what the log gives: 2 of `)
+    expect(damaged.stdout).toContain(`  changed: v:${id} (record ${id})\n`)
+    const json = JSON.parse((await runCliInProcess(['verify', '--dir', dir, '--projection', '--json'])).stdout) as { ok: boolean; projection: { ok: boolean; differences: number; named: unknown[] } }
+    expect(json.ok).toBe(true) // the log's report
+    expect(json.projection).toMatchObject({ ok: false, differences: 2, named: [{ key: `t:drinks:${id}`, change: 'missing', record: id }, { key: `v:${id}`, change: 'changed', record: id }] })
+
+    expect((await runCliInProcess(['rebuild', '--dir', dir])).code).toBe(0)
+    expect((await runCliInProcess(['verify', '--dir', dir, '--projection'])).code).toBe(0)
+  })
+
   it('exits 1 when the store lost the space it was created with, rather than calling it verified', async () => {
     const { dir } = await initializedHome(1)
     await rm(path.join(dir, 'store'), { recursive: true })

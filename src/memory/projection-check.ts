@@ -1,0 +1,170 @@
+/**
+ * Checks a replica's projection (records, indexes, history, search index) against what its log
+ * gives, without writing to the replica: the space's log is copied into a scratch in-memory
+ * store, a projection is derived there from the first event (as `rebuild` would), and the two
+ * projections are compared key by key. `verify` trusts no stored event; this trusts no stored
+ * record or index entry.
+ *
+ * Why a copy: deriving a projection erases bodies and places late ones through the log, and a
+ * check must leave the store as it found it. The copy also starts from the kept deletions (q:z),
+ * which the log alone cannot show, exactly as a rebuild does.
+ *
+ * The replica must be quiet while it runs: the check settles it first and compares its log
+ * length and projection cursor before and after, and refuses (BUSY) when a write came between.
+ */
+import { StorageError } from '../errors.js'
+import { LevelLogStorage, LogStore, type StorageWrite } from '../log/index.js'
+import { keys as logKeys } from '../log/store-keys.js'
+import { projectionKeys } from '../projection/index.js'
+import { unescapeKeyPart } from '../projection/projection-keys.js'
+import { MemoryCore } from './memory-core.js'
+
+/** How many differing keys a report names (all are counted). */
+export const MAX_NAMED_DIFFERENCES = 20
+const COPY_BATCH = 10_000
+
+/** One key where the stored projection and the derived one disagree. */
+export interface ProjectionDifference {
+  /** The storage key, without the space's projection prefix (`v:ep_1`, `x:p:tea:…`). */
+  readonly key: string
+  /** `missing`: derived, not stored; `unexpected`: stored, not derived; `changed`: both, other bytes. */
+  readonly change: 'missing' | 'unexpected' | 'changed'
+  /** The record the key belongs to, when its table names one. */
+  readonly record?: string
+}
+
+export interface ProjectionCheck {
+  readonly ok: boolean
+  /** Log events the derived projection applied. */
+  readonly events: number
+  /** Keys compared (stored and derived, each counted once). */
+  readonly keys: number
+  /** How many keys differ. */
+  readonly differences: number
+  /** The first differing keys, in key order (at most MAX_NAMED_DIFFERENCES). */
+  readonly named: readonly ProjectionDifference[]
+  /** `digest()` of the stored projection and of the derived one. */
+  readonly digest: { readonly stored: string; readonly derived: string }
+}
+
+/** Tables whose keys name a record right after the table letter (`<table>:<id>…`). */
+const RECORD_TABLES = new Set(['s', 'v', 'h', 'V', 'd', 'f', 'u', 'z'])
+/** Tables whose keys end with the record id (`<table>:<value>:<id>`). */
+const INDEX_TABLES = new Set(['k', 'c', 't', 'n', 'w', 'r'])
+
+function recordOf(key: string): string | undefined {
+  const parts = key.split(':')
+  const table = parts[0] as string
+  const part = RECORD_TABLES.has(table) && parts.length >= 2 ? parts[1] : INDEX_TABLES.has(table) && parts.length === 3 ? parts[2] : undefined
+  if (part === undefined) return undefined
+  try {
+    return unescapeKeyPart(part)
+  } catch {
+    return undefined // a damaged key: named as it is
+  }
+}
+
+/** Key order of the storages: by UTF-8 bytes (string comparison differs past U+FFFF). */
+function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(a, b) === 0
+}
+
+/**
+ * Checks `core`'s projection (see the top of this file).
+ * @throws StorageError BUSY when the replica wrote or ingested while the check ran
+ */
+export async function checkProjection(core: MemoryCore): Promise<ProjectionCheck> {
+  const { engine, projection } = core
+  const { log } = engine
+  const source = engine.store.storage
+  await core.settled()
+  const before = { events: log.appliedCount, cursor: projection.cursor }
+  const busy = (): StorageError => new StorageError('BUSY', 'the replica wrote or ingested while its projection was checked; check it again while it is quiet', { file: source.location })
+  if (before.cursor !== before.events) throw busy()
+
+  const scratch = await LogStore.open({ storage: await LevelLogStorage.openMemory(), crypto: engine.store.crypto, clock: engine.store.clock })
+  try {
+    // Everything of the space but its projection, and the deletions kept through rebuilds.
+    const space = log.space
+    const { root, derivedDeletionPrefix: kept, statePrefix, meta } = projectionKeys(space)
+    let writes: StorageWrite[] = []
+    const copy = async (range: { gte: string; lt: string }): Promise<void> => {
+      for await (const [key, value] of source.entries(range)) {
+        writes.push({ type: 'put', key, value })
+        // A rebuild starts such a record from its kept deletion (Projection.rebuild): so does this.
+        if (key.startsWith(kept)) writes.push({ type: 'put', key: `${statePrefix}${key.slice(kept.length)}`, value })
+        if (writes.length >= COPY_BATCH) {
+          await scratch.storage.write(writes)
+          writes = []
+        }
+      }
+    }
+    await copy({ gte: `${space}:`, lt: root })
+    await copy({ gte: logKeys.end(root), lt: logKeys.end(`${space}:`) })
+    await copy({ gte: kept, lt: logKeys.end(kept) })
+    writes.push({ type: 'put', key: logKeys.spaceEntry(space), value: new Uint8Array(0) })
+    await scratch.storage.write(writes)
+
+    const derived = await MemoryCore.open({ store: scratch, log: await scratch.openSpace(space), identity: engine.identity, sharedStore: true }, { ...projection.features, onDemand: false })
+    try {
+      const compared = await compareRanges(source, scratch.storage, root, meta)
+      const digest = { stored: await core.reader.digest(), derived: await derived.reader.digest() }
+      await core.settled()
+      if (log.appliedCount !== before.events || projection.cursor !== before.cursor) throw busy()
+      return {
+        ok: compared.differences === 0 && digest.stored === digest.derived,
+        events: derived.projection.cursor, ...compared, digest,
+      }
+    } finally {
+      await derived.close()
+    }
+  } finally {
+    await scratch.close()
+  }
+}
+
+/** Walks both storages' keys under `root` in order (skipping `skip`) and counts what differs. */
+async function compareRanges(stored: LogStore['storage'], derived: LogStore['storage'], root: string, skip: string): Promise<Pick<ProjectionCheck, 'keys' | 'differences' | 'named'>> {
+  const range = { gte: root, lt: logKeys.end(root) }
+  const left = stored.entries(range)[Symbol.asyncIterator]()
+  const right = derived.entries(range)[Symbol.asyncIterator]()
+  const next = async (iterator: AsyncIterator<[string, Uint8Array]>): Promise<[string, Uint8Array] | undefined> => {
+    for (;;) {
+      const item = await iterator.next()
+      if (item.done) return undefined
+      if (item.value[0] !== skip) return item.value
+    }
+  }
+  const named: ProjectionDifference[] = []
+  let keys = 0
+  let differences = 0
+  const note = (key: string, change: ProjectionDifference['change']): void => {
+    differences++
+    if (named.length >= MAX_NAMED_DIFFERENCES) return
+    const short = key.slice(root.length)
+    const record = recordOf(short)
+    named.push({ key: short, change, ...(record !== undefined ? { record } : {}) })
+  }
+  let a = await next(left)
+  let b = await next(right)
+  while (a !== undefined || b !== undefined) {
+    keys++
+    const order = a === undefined ? 1 : b === undefined ? -1 : compareKeys(a[0], b[0])
+    if (order < 0) {
+      note((a as [string, Uint8Array])[0], 'unexpected')
+      a = await next(left)
+    } else if (order > 0) {
+      note((b as [string, Uint8Array])[0], 'missing')
+      b = await next(right)
+    } else {
+      if (!sameBytes((a as [string, Uint8Array])[1], (b as [string, Uint8Array])[1])) note((a as [string, Uint8Array])[0], 'changed')
+      a = await next(left)
+      b = await next(right)
+    }
+  }
+  return { keys, differences, named }
+}
