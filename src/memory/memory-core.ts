@@ -52,12 +52,21 @@ export class MemoryCore {
    * (a projection on demand, or events ingested with more to come: Memory.ingestDeferred).
    */
   async settled(): Promise<void> {
-    if (this.closed) throw new StorageError('CLOSED', 'this memory is closed')
+    this.refuseClosed()
     await this.idle()
     if (this.projection.behind && !this.closing) {
       this.catchUpInBackground()
       await this.idle()
     }
+  }
+
+  /**
+   * Throws CLOSED once `close` has finished (reads), or once it has begun with `writing` (a
+   * write started then would be cut off). For calls that reach storage without `settled` or
+   * `write`, which would otherwise fail with the store's own STORAGE_FAILED.
+   */
+  refuseClosed(writing = false): void {
+    if (this.closed || (writing && this.closing)) throw new StorageError('CLOSED', 'this memory is closed')
   }
 
   /** Tracks a projection catch-up, after whatever background work is already tracked. */

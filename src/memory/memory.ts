@@ -100,6 +100,7 @@ export class Memory {
    * `session.synced()` to wait until both sides are caught up.
    */
   async sync(url: string, options: SyncOptions = {}): Promise<SyncClient> {
+    this.core.refuseClosed(true)
     // Sync sits above the engine; loading it here (not at the top) keeps the import graph acyclic.
     const { SyncClient, readSyncOptions } = await import('../sync/sync-client.js')
     return new SyncClient(this, relayUrl(url), readSyncOptions(options)).start()
@@ -486,6 +487,7 @@ export class Memory {
    * entry per event and relay. Kept when the relay says so (`SyncClient` event `withheld`).
    */
   async withheld(): Promise<WithheldWrite[]> {
+    this.core.refuseClosed()
     return listWithheld(this.engine.store.storage, this.space)
   }
 
@@ -495,8 +497,9 @@ export class Memory {
    * ignored, and a relay's first word on an event stands.
    * @returns the notes taken now, as `withheld()` lists them
    */
-  noteWithheld(relay: string, reports: readonly WithheldReport[]): Promise<WithheldWrite[]> {
+  async noteWithheld(relay: string, reports: readonly WithheldReport[]): Promise<WithheldWrite[]> {
     const name = relayName(assertNonEmptyString(relay, 'relay'))
+    this.core.refuseClosed(true)
     const hash = this.crypto.sha256Hex(name).slice(0, 32)
     return noteWithheld(this.engine.store.storage, this.engine.log, this.author, name, hash, reports, Date.now())
   }
@@ -579,7 +582,8 @@ export class Memory {
   }
 
   /** Signed events beyond `since` (all when omitted), for another replica's `ingest`. */
-  events(since: VersionVector = {}): Promise<EventEnvelope[]> {
+  async events(since: VersionVector = {}): Promise<EventEnvelope[]> {
+    this.core.refuseClosed()
     return this.engine.log.envelopesSince(since)
   }
 
@@ -740,7 +744,8 @@ export class Memory {
   }
 
   /** Re-derives the whole projection from the log (the result equals the incremental state). */
-  rebuild(): Promise<void> {
+  async rebuild(): Promise<void> {
+    this.core.refuseClosed(true)
     return this.core.projection.rebuild()
   }
 

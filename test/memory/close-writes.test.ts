@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, expect, it } from 'vitest'
+import { Identity, LogStore } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 
 const dirs: string[] = []
@@ -68,5 +69,45 @@ it('a write whose events are appended when close begins resolves and is stored, 
     expect(await again.search('tea', { limit: 1000 })).toHaveLength(500)
   } finally {
     await again.close()
+  }
+})
+
+/** Every call that reaches the store, on a memory closed before it: CLOSED, never the store's own error. */
+function callsOnClosed(memory: Memory, id: string): [string, () => Promise<unknown>][] {
+  return [
+    ['get', () => memory.get(id)], ['query', () => memory.query({})], ['search', () => memory.search('tea')],
+    ['history', () => memory.history(id)], ['conflicts', () => memory.conflicts()], ['digest', () => memory.digest()],
+    ['events', () => memory.events()], ['status', () => memory.status(id)], ['lookup', () => memory.lookup([id])],
+    ['recordCount', () => memory.recordCount()], ['records', async () => { for await (const _ of memory.records()) break }],
+    ['referrers', () => memory.referrers(id)], ['tombstones', () => memory.tombstones()], ['withheld', () => memory.withheld()],
+    ['changedSince', () => memory.changedSince(0)], ['checkProjection', () => memory.checkProjection()],
+    ['foreignLines', () => memory.foreignLines()], ['export', () => memory.export(path.join(os.tmpdir(), 'cairn-closed-never-written'))],
+    ['settled', () => memory.settled()], ['update', () => memory.update(id, { set: { summary: 'after' } })],
+    ['appendText', () => memory.appendText('human', ' more')], ['expire', () => memory.expire()],
+    ['ingest', () => memory.ingest([])], ['ingestDeferred', () => memory.ingestDeferred([])],
+    ['rebuild', () => memory.rebuild()], ['noteWithheld', () => memory.noteWithheld('ws://127.0.0.1:1', [])],
+    ['withdraw', () => memory.withdraw([id])], ['sync', () => memory.sync('ws://127.0.0.1:1')],
+  ]
+}
+
+it('every call on a closed memory fails with CLOSED, on its own store and on a shared one that stays open', async () => {
+  const own = await Memory.open()
+  const ownId = await own.remember({ kind: 'episode', summary: 'green tea' })
+  await own.remember({ kind: 'core', id: 'human', content: 'Ada.' })
+  await own.close()
+  const store = await LogStore.open()
+  const owner = Identity.generate()
+  const space = (await store.createSpace(owner)).space
+  const shared = await Memory.attach(store, space, owner)
+  const sharedId = await shared.remember({ kind: 'episode', summary: 'green tea' })
+  await shared.close()
+  try {
+    for (const [memory, id] of [[own, ownId], [shared, sharedId]] as const) {
+      for (const [name, call] of callsOnClosed(memory, id)) {
+        await expect(call(), name).rejects.toMatchObject({ code: 'CLOSED' })
+      }
+    }
+  } finally {
+    await store.close()
   }
 })
