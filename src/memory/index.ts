@@ -9,4 +9,4 @@ export {
 } from './memory-store.js'
 export { buildCreateEntry, entryBodySize, oversizedRecordRefusal, redactionSkeleton } from './record-entries.js'
 export type { WithheldWrite, WithheldReport } from './withheld-writes.js'
-export type { ProjectionCheck, ProjectionDifference } from './projection-check.js'
+export type { ProjectionCheck, ProjectionCheckOptions, ProjectionDifference } from './projection-check.js'

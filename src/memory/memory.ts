@@ -10,7 +10,7 @@
  * one atomic batch), then applies it to the projection before returning, so a read right after
  * a write sees it. Other replicas' events come in through `ingest`.
  */
-import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString } from '../assert.js'
+import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString, describeType } from '../assert.js'
 import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
 import { Mutex } from '../log/mutex.js'
 import { relayUrlProblem } from '../sync/relay-url.js'
@@ -22,7 +22,7 @@ import {
   type ConflictEntry, type MemoryRecord, type PatchInput, type RecordKind, type RecordView,
 } from '../projection/index.js'
 import { nameInferredDeletions } from './deletion-naming.js'
-import { checkProjection, type ProjectionCheck } from './projection-check.js'
+import { checkProjection, type ProjectionCheck, type ProjectionCheckOptions } from './projection-check.js'
 import { emptyDerivedBlock, planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseOtherKind, refuseTombstoned } from './memory-core.js'
@@ -736,11 +736,16 @@ export class Memory {
    * Checks the projection (records, indexes, history, search index) against what the log gives,
    * writing nothing here: it is derived again in a scratch in-memory copy of the space and the
    * two are compared key by key. `ok` is false when anything differs; `rebuild()` repairs it.
-   * Costs a rebuild's work and holds the space's log in memory while it runs.
+   * Costs a rebuild's work and holds the space's log in memory while it runs; `onProgress`
+   * hears how many of the log's events the derivation has applied.
    * @throws StorageError BUSY when this replica wrote or ingested while the check ran
    */
-  checkProjection(): Promise<ProjectionCheck> {
-    return checkProjection(this.core)
+  async checkProjection(options: ProjectionCheckOptions = {}): Promise<ProjectionCheck> {
+    const { onProgress } = assertOptions(options, ['onProgress'], 'options')
+    if (onProgress !== undefined && typeof onProgress !== 'function') {
+      throw new InputError('WRONG_TYPE', `expected a function, got ${describeType(onProgress)}`, { field: 'options.onProgress' })
+    }
+    return checkProjection(this.core, options)
   }
 
   /** Re-derives the whole projection from the log (the result equals the incremental state). */

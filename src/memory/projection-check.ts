@@ -15,13 +15,22 @@
 import { StorageError } from '../errors.js'
 import { LevelLogStorage, LogStore, type StorageWrite } from '../log/index.js'
 import { keys as logKeys } from '../log/store-keys.js'
-import { projectionKeys } from '../projection/index.js'
+import type { ProgressCallback } from '../bundle/mem/types.js'
+import { Projection, ProjectionReader, projectionKeys } from '../projection/index.js'
 import { unescapeKeyPart } from '../projection/projection-keys.js'
-import { MemoryCore } from './memory-core.js'
+import type { MemoryCore } from './memory-core.js'
 
 /** How many differing keys a report names (all are counted). */
 export const MAX_NAMED_DIFFERENCES = 20
 const COPY_BATCH = 10_000
+
+/** How often `onProgress` hears how far the derivation has got. */
+const PROGRESS_POLL_MS = 250
+
+export interface ProjectionCheckOptions {
+  /** Told how many of the log's events the derived projection has applied, while it derives. */
+  readonly onProgress?: ProgressCallback
+}
 
 /** One key where the stored projection and the derived one disagree. */
 export interface ProjectionDifference {
@@ -77,7 +86,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * Checks `core`'s projection (see the top of this file).
  * @throws StorageError BUSY when the replica wrote or ingested while the check ran
  */
-export async function checkProjection(core: MemoryCore): Promise<ProjectionCheck> {
+export async function checkProjection(core: MemoryCore, options: ProjectionCheckOptions = {}): Promise<ProjectionCheck> {
   const { engine, projection } = core
   const { log } = engine
   const source = engine.store.storage
@@ -109,19 +118,23 @@ export async function checkProjection(core: MemoryCore): Promise<ProjectionCheck
     writes.push({ type: 'put', key: logKeys.spaceEntry(space), value: new Uint8Array(0) })
     await scratch.storage.write(writes)
 
-    const derived = await MemoryCore.open({ store: scratch, log: await scratch.openSpace(space), identity: engine.identity, sharedStore: true }, { ...projection.features, onDemand: false })
+    // Opened on demand, so that it applies nothing until asked: its progress can be watched.
+    const derived = await Projection.open(scratch.storage, await scratch.openSpace(space), { ...projection.features, onDemand: true })
+    const report = (): void => options.onProgress?.(derived.cursor, before.events)
+    const timer = options.onProgress ? setInterval(report, PROGRESS_POLL_MS) : undefined
     try {
-      const compared = await compareRanges(source, scratch.storage, root, meta)
-      const digest = { stored: await core.reader.digest(), derived: await derived.reader.digest() }
-      await core.settled()
-      if (log.appliedCount !== before.events || projection.cursor !== before.cursor) throw busy()
-      return {
-        ok: compared.differences === 0 && digest.stored === digest.derived,
-        events: derived.projection.cursor, ...compared, digest,
-      }
+      await derived.recover()
+      await derived.catchUp()
     } finally {
-      await derived.close()
+      clearInterval(timer)
     }
+    report()
+    const compared = await compareRanges(source, scratch.storage, root, meta)
+    const reader = new ProjectionReader(scratch.storage, derived.keys, derived.textIndex, () => derived.cursor)
+    const digest = { stored: await core.reader.digest(), derived: await reader.digest() }
+    await core.settled()
+    if (log.appliedCount !== before.events || projection.cursor !== before.cursor) throw busy()
+    return { ok: compared.differences === 0 && digest.stored === digest.derived, events: derived.cursor, ...compared, digest }
   } finally {
     await scratch.close()
   }

@@ -143,8 +143,14 @@ describe('cairn verify', () => {
     const remembered = await runCliInProcess(['remember', '--dir', dir, '--tag', 'drinks', 'the user likes green tea'])
     expect(remembered.code).toBe(0)
     const id = remembered.stdout.trim()
-    const intact = await runCliInProcess(['verify', '--dir', dir, '--projection'])
+    // A clock that never moves: no progress line, whatever this machine's speed.
+    const frozen = { clock: { nowMs: () => 0 } }
+    const intact = await runCliInProcess(['verify', '--dir', dir, '--projection'], frozen)
     expect(intact).toMatchObject({ code: 0, stderr: '' })
+    // One that moves a second per reading: the derivation reports its progress, to its end.
+    let nowMs = 0
+    const ticking = await runCliInProcess(['verify', '--dir', dir, '--projection'], { clock: { nowMs: () => (nowMs += 1000) } })
+    expect(ticking.stderr.trim().split('\n').at(-1)).toBe('verify: deriving the records again 2/2 events (100%)')
     expect(intact.stdout).toMatch(/^ok: space \S+ verified: 2 events.*\nok: the records and indexes are what the log gives: \d+ keys compared, digest [0-9a-f]{12}…\n$/)
 
     // Below the log: the record's view says something else, and its tag entry is gone.
@@ -156,17 +162,17 @@ describe('cairn verify', () => {
     await storage.close()
     // The log itself still holds: plain verify passes.
     expect((await runCliInProcess(['verify', '--dir', dir])).code).toBe(0)
-    const damaged = await runCliInProcess(['verify', '--dir', dir, '--projection'])
+    const damaged = await runCliInProcess(['verify', '--dir', dir, '--projection'], frozen)
     expect(expectOneLineError(damaged, 1, 'PROJECTION_MISMATCH')).toBe(
       `cairn: PROJECTION_MISMATCH: the records and indexes differ from what the log gives in 2 keys; first: missing t:drinks:${id} (record ${id}); \`cairn rebuild\` derives them again`)
     expect(damaged.stdout).toContain(`FAILED: the records and indexes differ from what the log gives: 2 of `)
     expect(damaged.stdout).toContain(`  changed: v:${id} (record ${id})\n`)
-    const json = JSON.parse((await runCliInProcess(['verify', '--dir', dir, '--projection', '--json'])).stdout) as { ok: boolean; projection: { ok: boolean; differences: number; named: unknown[] } }
+    const json = JSON.parse((await runCliInProcess(['verify', '--dir', dir, '--projection', '--json'], frozen)).stdout) as { ok: boolean; projection: { ok: boolean; differences: number; named: unknown[] } }
     expect(json.ok).toBe(true) // the log's report
     expect(json.projection).toMatchObject({ ok: false, differences: 2, named: [{ key: `t:drinks:${id}`, change: 'missing', record: id }, { key: `v:${id}`, change: 'changed', record: id }] })
 
     expect((await runCliInProcess(['rebuild', '--dir', dir])).code).toBe(0)
-    expect((await runCliInProcess(['verify', '--dir', dir, '--projection'])).code).toBe(0)
+    expect((await runCliInProcess(['verify', '--dir', dir, '--projection'], frozen)).code).toBe(0)
   })
 
   it('exits 1 when the store lost the space it was created with, rather than calling it verified', async () => {

@@ -115,6 +115,17 @@ describe('Memory.checkProjection', () => {
     expect(await memory.checkProjection()).toMatchObject({ ok: true, differences: 0, digest: { stored: check.digest.derived } })
   })
 
+  it('tells onProgress how far the derivation has got, ending at the log\'s length; refuses a progress that is not a function', async () => {
+    const memory = await busyMemory()
+    const calls: [number, number][] = []
+    await memory.checkProjection({ onProgress: (done, total) => calls.push([done, total]) })
+    const events = memory.log.appliedCount
+    expect(calls.at(-1)).toEqual([events, events])
+    expect(calls.every(([done, total]) => total === events && done <= events)).toBe(true)
+    await expect(memory.checkProjection({ onProgress: 'yes' } as never)).rejects.toMatchObject({ code: 'WRONG_TYPE', where: { field: 'options.onProgress' } })
+    await expect(memory.checkProjection({ verbose: true } as never)).rejects.toMatchObject({ code: 'UNKNOWN_FIELD' })
+  })
+
   it('names at most 20 keys and counts the rest', async () => {
     const memory = await busyMemory()
     const root = `${memory.space}:q:`

@@ -8,6 +8,7 @@
  * so the first is the earliest damage), and every problem listed on stdout.
  */
 import { canonicalJson, shortId, type JsonObject, type ProjectionCheck, type VerifyProblem, type VerifyReport } from '../../index.js'
+import { BundleProgress } from '../bundle-progress.js'
 import { defineCommand, EXIT_FAILURE, EXIT_OK, type CliContext } from '../command.js'
 import { DIR_FLAG, resolveHomeDir, withHome, withMemory } from '../home.js'
 
@@ -93,7 +94,8 @@ apply order, and names the first bad event on stderr. A store that holds nothing
 With --projection, once the log holds, it also checks what \`get\`, \`query\`, \`search\` and
 \`history\` read: the records and indexes are derived again from the log in memory (nothing is
 written here; it costs about what \`cairn rebuild\` does) and compared with the stored ones key
-by key. Any difference exits 1 (PROJECTION_MISMATCH), naming the first keys and their records;
+by key; a long check reports its progress on stderr. Any difference exits 1
+(PROJECTION_MISMATCH), naming the first keys and their records;
 \`cairn rebuild\` repairs them. A store written by an older version may differ in form only;
 a rebuild rewrites it too.
 
@@ -112,7 +114,8 @@ With --json it prints the report as one object:
       ? await withMemory(dir, { create: false }, async (memory) => {
         const report = await memory.log.verify()
         // A projection derived from a damaged log proves nothing: checked only once the log holds.
-        return { report, hasGenesis: memory.log.hasGenesis, projection: report.ok && memory.log.hasGenesis ? await memory.checkProjection() : undefined }
+        const onProgress = BundleProgress.for('verify', context).phase({ label: 'deriving the records again', unit: 'events' })
+        return { report, hasGenesis: memory.log.hasGenesis, projection: report.ok && memory.log.hasGenesis ? await memory.checkProjection({ onProgress }) : undefined }
       })
       : { ...await withHome(dir, async ({ log }) => ({ report: await log.verify(), hasGenesis: log.hasGenesis })), projection: undefined }
     await printReport(report, flags.json, context, projection)
