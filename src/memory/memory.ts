@@ -736,7 +736,8 @@ export class Memory {
    * Checks the projection (records, indexes, history, search index) against what the log gives,
    * writing nothing here: it is derived again in a scratch in-memory copy of the space and the
    * two are compared key by key. `ok` is false when anything differs; `rebuild()` repairs it.
-   * Costs a rebuild's work and holds the space's log in memory while it runs; `onProgress`
+   * Costs a rebuild's work (a store on disk derives in a temporary LevelDB; one in memory, in
+   * memory); `onProgress`
    * hears how many of the log's events the derivation has applied.
    * @throws StorageError BUSY when this replica wrote or ingested while the check ran
    */

@@ -1,8 +1,9 @@
 /**
  * Checks a replica's projection (records, indexes, history, search index) against what its log
- * gives, without writing to the replica: the space's log is copied into a scratch in-memory
- * store, a projection is derived there from the first event (as `rebuild` would), and the two
- * projections are compared key by key. `verify` trusts no stored event; this trusts no stored
+ * gives, without writing to the replica: the space's log is copied into a scratch store (a
+ * temporary LevelDB for a store on disk, memory for one in memory), a projection is derived
+ * there from the first event (as `rebuild` would), and the two projections are compared key by
+ * key. `verify` trusts no stored event; this trusts no stored
  * record or index entry.
  *
  * Why a copy: deriving a projection erases bodies and places late ones through the log, and a
@@ -12,6 +13,9 @@
  * The replica must be quiet while it runs: the check settles it first and compares its log
  * length and projection cursor before and after, and refuses (BUSY) when a write came between.
  */
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import { StorageError } from '../errors.js'
 import { LevelLogStorage, LogStore, type StorageWrite } from '../log/index.js'
 import { keys as logKeys } from '../log/store-keys.js'
@@ -75,7 +79,7 @@ function recordOf(key: string): string | undefined {
 
 /** Key order of the storages: by UTF-8 bytes (string comparison differs past U+FFFF). */
 function compareKeys(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
+  return a === b ? 0 : Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -95,7 +99,11 @@ export async function checkProjection(core: MemoryCore, options: ProjectionCheck
   const busy = (): StorageError => new StorageError('BUSY', 'the replica wrote or ingested while its projection was checked; check it again while it is quiet', { file: source.location })
   if (before.cursor !== before.events) throw busy()
 
-  const scratch = await LogStore.open({ storage: await LevelLogStorage.openMemory(), crypto: engine.store.crypto, clock: engine.store.clock })
+  // A store on disk is derived on disk (a temporary LevelDB, removed after): in memory, a large
+  // space's projection would take gigabytes and be slower to write.
+  const scratchDir = source.location === 'memory' ? undefined : await mkdtemp(path.join(os.tmpdir(), 'cairn-check-'))
+  const scratchStorage = scratchDir === undefined ? await LevelLogStorage.openMemory() : await LevelLogStorage.openDisk(scratchDir)
+  const scratch = await LogStore.open({ storage: scratchStorage, crypto: engine.store.crypto, clock: engine.store.clock })
   try {
     // Everything of the space but its projection, and the deletions kept through rebuilds.
     const space = log.space
@@ -137,6 +145,7 @@ export async function checkProjection(core: MemoryCore, options: ProjectionCheck
     return { ok: compared.differences === 0 && digest.stored === digest.derived, events: derived.cursor, ...compared, digest }
   } finally {
     await scratch.close()
+    if (scratchDir !== undefined) await rm(scratchDir, { recursive: true, force: true })
   }
 }
 

@@ -4,6 +4,10 @@
  * index entry, a lost posting), name the keys and records, write nothing to the replica, and
  * refuse when the replica changed while it ran.
  */
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { LevelLogStorage } from '../../src/log/level-storage.js'
 import type { LogStorage, StorageWrite } from '../../src/log/storage.js'
@@ -124,6 +128,28 @@ describe('Memory.checkProjection', () => {
     expect(calls.every(([done, total]) => total === events && done <= events)).toBe(true)
     await expect(memory.checkProjection({ onProgress: 'yes' } as never)).rejects.toMatchObject({ code: 'WRONG_TYPE', where: { field: 'options.onProgress' } })
     await expect(memory.checkProjection({ verbose: true } as never)).rejects.toMatchObject({ code: 'UNKNOWN_FIELD' })
+  })
+
+  it('derives a store on disk in a temporary LevelDB, removed afterwards', async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), 'cairn-check-test-'))
+    try {
+      const memory = await Memory.open({ path: home })
+      open.push(memory)
+      await memory.remember({ kind: 'episode', summary: 'green tea in the morning' })
+      const openDisk = LevelLogStorage.openDisk.bind(LevelLogStorage)
+      const scratchDirs: string[] = []
+      vi.spyOn(LevelLogStorage, 'openDisk').mockImplementation(async (directory, options) => {
+        scratchDirs.push(directory)
+        return openDisk(directory, options)
+      })
+      expect(await memory.checkProjection()).toMatchObject({ ok: true, differences: 0 })
+      expect(scratchDirs).toHaveLength(1)
+      expect(path.dirname(scratchDirs[0] as string)).toBe(os.tmpdir())
+      expect(existsSync(scratchDirs[0] as string)).toBe(false)
+    } finally {
+      await closeAll(open.splice(0))
+      await rm(home, { recursive: true, force: true })
+    }
   })
 
   it('names at most 20 keys and counts the rest', async () => {
