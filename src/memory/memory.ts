@@ -734,11 +734,10 @@ export class Memory {
 
   /**
    * Checks the projection (records, indexes, history, search index) against what the log gives,
-   * writing nothing here: it is derived again in a scratch in-memory copy of the space and the
-   * two are compared key by key. `ok` is false when anything differs; `rebuild()` repairs it.
-   * Costs a rebuild's work (a store on disk derives in a temporary LevelDB; one in memory, in
-   * memory); `onProgress`
-   * hears how many of the log's events the derivation has applied.
+   * writing nothing here: it is derived again in a scratch copy of the space (a temporary
+   * LevelDB for a store on disk, memory for one in memory) and the two are compared key by key.
+   * `ok` is false when anything differs; `rebuild()` repairs it. Costs a rebuild's work;
+   * `onProgress` hears how many of the log's events the derivation has applied.
    * @throws StorageError BUSY when this replica wrote or ingested while the check ran
    */
   async checkProjection(options: ProjectionCheckOptions = {}): Promise<ProjectionCheck> {

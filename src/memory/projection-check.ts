@@ -3,8 +3,7 @@
  * gives, without writing to the replica: the space's log is copied into a scratch store (a
  * temporary LevelDB for a store on disk, memory for one in memory), a projection is derived
  * there from the first event (as `rebuild` would), and the two projections are compared key by
- * key. `verify` trusts no stored event; this trusts no stored
- * record or index entry.
+ * key. `verify` trusts no stored event; this trusts no stored record or index entry.
  *
  * Why a copy: deriving a projection erases bodies and places late ones through the log, and a
  * check must leave the store as it found it. The copy also starts from the kept deletions (q:z),

@@ -93,11 +93,10 @@ apply order, and names the first bad event on stderr. A store that holds nothing
 
 With --projection, once the log holds, it also checks what \`get\`, \`query\`, \`search\` and
 \`history\` read: the records and indexes are derived again from the log in a temporary store
-(nothing is written here; it costs about what \`cairn rebuild\` does) and compared with the stored ones key
-by key; a long check reports its progress on stderr. Any difference exits 1
-(PROJECTION_MISMATCH), naming the first keys and their records;
-\`cairn rebuild\` repairs them. A store written by an older version may differ in form only;
-a rebuild rewrites it too.
+(nothing is written here; it costs about what \`cairn rebuild\` does) and compared with the
+stored ones key by key; a long check reports its progress on stderr. Any difference exits 1
+(PROJECTION_MISMATCH), naming the first keys and their records; \`cairn rebuild\` repairs them.
+A store written by an older version may differ in form only; a rebuild rewrites it too.
 
 With --json it prints the report as one object:
 {"ok", "space", "events", "authors", "signatures", "erasedBodies", "heldEvents",
