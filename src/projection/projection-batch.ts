@@ -60,7 +60,8 @@ export interface ProjectionSource {
 // and history, erased once a deletion names the record (keepsInferredBodies). An operation of
 // another kind than the record's (a concurrent create of its id as another kind, and what
 // followed it) is `o`: not applied and not shown, but found again if that kind wins later
-// (kindChanges), and erased by a deletion like content.
+// (kindChanges), and erased by a deletion like content; once the record is deleted through a
+// parent it is `k` like the record's own content (whichever came first, see applyEvent).
 const CONTENT_OP = 'c'
 const KEPT_OP = 'k'
 const TOMBSTONE_OP = 't'
@@ -391,8 +392,12 @@ export class ProjectionBatch {
     // Deletions take the id whatever its kind; content for a deleted record is handled below,
     // unless only a parent deleted it (no event names it): the kind that wins may have no such
     // parent, so the replay decides that too.
+    // On a record already deleted through its parent the entry is kept (`k`), as the seal that
+    // found that deletion marks the entries written before it (purgeContent): the same whether
+    // the deletion was found before this event (a batch cut in between) or after it.
     if (current.kind !== decoded.kind && operation.type !== 'tombstone' && (current.tombstone === undefined || deletedByParentOnly(current))) {
-      this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${OTHER_KIND_OP}${event.id}`) })
+      const op = deletedByParentOnly(current) ? KEPT_OP : OTHER_KIND_OP
+      this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${op}${event.id}`) })
       const wins = operation.type === 'create' && (current.created === undefined || compareStamps(stamp, current.created) < 0)
       if (wins && this.replay === undefined) this.kindChanges.add(decoded.id)
       return

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/log/clock.js'
 import { Identity, LogStore } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
-import type { Projection } from '../../src/projection/index.js'
+import { CATCH_UP_LIMITS, type Projection } from '../../src/projection/index.js'
 import { decodeMeta, encodeMeta, PROJECTION_LAYOUT } from '../../src/projection/projection-codec.js'
 import { bodyText, deliver, openReplicas } from '../helpers/memory-replicas.js'
 
@@ -142,6 +142,41 @@ describe('one id created as two kinds', () => {
       await memory.rebuild()
       expect(await memory.digest()).toBe(digest)
     }
+  })
+
+  // The phone forgets ep_p and then creates `shared` as an episode; the laptop, which made it a
+  // fact of ep_p earlier (the fact wins), applies both in one run of recorded time. Whether the
+  // deletion through ep_p is found before the episode's create (a catch-up cut between them) or
+  // after it (one batch), the create's history entry is the same: kept, like the fact's.
+  it('a create of the other kind on a record deleted through its parent is kept in its history however catch-ups are cut', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    // The owner, an admin, would name the deletion (erasing the bodies): two writers instead.
+    const [owner, laptop, phone] = (await openReplicas(3, clock)).memories as [Memory, Memory, Memory]
+    open.push(owner, laptop, phone)
+    await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent episode' })
+    for (const memory of [laptop, phone]) await deliver(owner, memory)
+    await laptop.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'x', predicate: 'y', object: 'z' })
+    await phone.forget('ep_p')
+    await phone.remember({ kind: 'episode', id: 'shared', summary: 'phone episode' })
+    // The laptop applies the phone's events one at a time, in a run of their own.
+    clock.advance(1)
+    projectionOf(laptop).limits = { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }
+    await deliver(phone, laptop)
+    expect(await laptop.status('shared')).toBe('deleted')
+    const storage = laptop.log as unknown as { storage: { entries(range: object): AsyncIterable<[string, Uint8Array]> } }
+    const history = async (): Promise<string[]> => {
+      const prefix = `${laptop.space}:q:h:shared:`
+      const out: string[] = []
+      for await (const [, value] of storage.storage.entries({ gte: prefix, lt: `${prefix}\uffff` })) out.push((JSON.parse(Buffer.from(value).toString('utf8')) as string).slice(0, 1))
+      return out
+    }
+    // The fact's create and the episode's, both kept until a deletion names `shared`.
+    expect(await history()).toEqual(['k', 'k'])
+    // Derived again with the default cuts (the whole log in one batch): the same.
+    expect((await laptop.checkProjection()).named).toEqual([])
+    projectionOf(laptop).limits = CATCH_UP_LIMITS
+    await laptop.rebuild()
+    expect(await history()).toEqual(['k', 'k'])
   })
 
   it('a deletion takes the id whatever kind the deleting replica held, and erases the bodies of both kinds everywhere', async () => {
