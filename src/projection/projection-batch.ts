@@ -422,6 +422,7 @@ export class ProjectionBatch {
     // deleted through its parent with its bodies kept loses those, as it would had the redaction
     // come first (what arrives later is kept, there as here).
     if (operation.op === 'redact' && deletionBodies(current) === 'kept') await this.purgeContent(decoded.id)
+    else if (operation.op === 'redact') this.redactedInRun.add(decoded.id)
     for (const record of derived) {
       const state = this.loaded.get(record.id) ?? emptyRecordState(record.id, record.kind)
       const tombstoned = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: operation.record, derivedFrom: decoded.id }, {
@@ -558,7 +559,10 @@ export class ProjectionBatch {
       const after: DeletionBodies = now.status !== 'deleted' ? 'none' : keepsInferredBodies(state) ? 'kept' : 'erased'
       this.deletedBefore.set(id, after)
       if (now.status === 'deleted') {
-        if (after !== before && before !== 'erased') await this.purgeContent(id, after === 'kept')
+        // A redaction applied in this run, before the deletion this seal found through a parent:
+        // it erases the content all the same, as it does when a cut falls between the two (its
+        // own seal purges) or when the deletion was found first (applyEvent).
+        if (after !== before && before !== 'erased') await this.purgeContent(id, after === 'kept' && !this.redactedInRun.has(id))
         continue
       }
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
@@ -568,7 +572,11 @@ export class ProjectionBatch {
         this.putOfRecord(id, { type: 'put', key: this.keys.version(id, run), value: bytes ?? EMPTY_VIEW })
       }
     }
+    this.redactedInRun.clear()
   }
+
+  /** Records a redaction reached, not deleted, since the last seal. */
+  private readonly redactedInRun = new Set<string>()
 
   /** What each sealed record's deletion had done to its bodies as of its last seal. */
   private readonly deletedBefore = new Map<string, DeletionBodies>()

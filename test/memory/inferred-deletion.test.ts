@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Memory } from '../../src/memory/index.js'
+import { CATCH_UP_LIMITS, type Projection } from '../../src/projection/index.js'
 import type { EventEnvelope } from '../../src/log/index.js'
 import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
 
@@ -28,6 +29,19 @@ async function replicas(count: number): Promise<{ memories: Memory[]; tick: (ms?
   const { memories, clock } = await openReplicas(count)
   open.push(...memories)
   return { memories, tick: (ms = 1000) => clock.advance(ms) }
+}
+
+function projectionOf(memory: Memory): Projection {
+  return (memory as unknown as { core: { projection: Projection } }).core.projection
+}
+
+/** The markers of a record's history entries (c content, k kept, t tombstone…), in log order. */
+async function historyMarkers(memory: Memory, id: string): Promise<string[]> {
+  const storage = (memory.log as unknown as { storage: { entries(range: object): AsyncIterable<[string, Uint8Array]> } }).storage
+  const prefix = `${memory.space}:q:h:${id}:`
+  const out: string[] = []
+  for await (const [, value] of storage.entries({ gte: prefix, lt: `${prefix}\uffff` })) out.push((JSON.parse(Buffer.from(value).toString('utf8')) as string).slice(0, 1))
+  return out
 }
 
 async function bodies(memory: Memory): Promise<string> {
@@ -403,5 +417,59 @@ describe('deletions found through a parent', () => {
       expect(await projectionDump(memory)).toBe(before)
     }
     await expectSameMemory([phone, laptop])
+  })
+
+  // The redaction and the event that lets the laptop find the deletion through a parent arrive in
+  // one run of recorded time. Applied in one batch, the seal found the record deleted (bodies
+  // kept) and never saw it redacted, so the redaction erased nothing; a catch-up cut between the
+  // two (a rebuild with small limits) erased the content, as the redaction asks.
+  for (const order of ['redaction first', 'deletion first'] as const) {
+    it(`a redaction and a deletion through a parent found in the same run erase the content, however catch-ups are cut (link, ${order})`, async () => {
+      const { memories } = await linkSetup(3)
+      const [, phone, laptop] = memories as [Memory, Memory, Memory]
+      // The laptop links from `shared`, which does not exist yet, and forgets ep_p; the phone,
+      // which has not seen the forget, redacts the link and creates `shared` under ep_p.
+      const link = await laptop.remember({ kind: 'factLink', srcFactID: 'shared', dstFactID: 'fact_f2', linkType: 'secret-link' })
+      await deliver(laptop, phone)
+      await laptop.forget('ep_p')
+      if (order === 'redaction first') await phone.redact(link)
+      await phone.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'x', predicate: 'y', object: 'z' })
+      if (order === 'deletion first') await phone.redact(link)
+      // One catch-up, one batch (the default limits).
+      await deliver(phone, laptop)
+      expect(await laptop.status(link)).toBe('deleted')
+      expect(await historyMarkers(laptop, link)).toEqual(['t'])
+      const creates = (await bodies(laptop)).split('\n').filter((body) => !body.includes('"op":"memory.redact"'))
+      expect(creates.join('\n')).not.toContain('secret-link')
+      expect((await laptop.checkProjection()).named).toEqual([])
+      const before = await projectionDump(laptop)
+      projectionOf(laptop).limits = { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 0 }
+      await laptop.rebuild()
+      expect(await projectionDump(laptop)).toBe(before)
+      projectionOf(laptop).limits = CATCH_UP_LIMITS
+    })
+  }
+
+  it('a redaction and a deletion through a parent found in the same run erase the content, however catch-ups are cut (fact)', async () => {
+    const { memories } = await linkSetup(3)
+    const [owner, phone, laptop] = memories as [Memory, Memory, Memory]
+    await laptop.remember({ kind: 'fact', id: 'fact_s', episodeID: 'ep_p', subject: 'secret-subject', predicate: 'y', object: 'z' })
+    await deliver(laptop, phone)
+    // The phone redacts fact_s, then gets the owner's forget of ep_p (the owner never saw fact_s);
+    // the laptop gets both from the phone in one catch-up.
+    await phone.redact('fact_s')
+    await owner.forget('ep_p')
+    await deliver(owner, phone)
+    await deliver(phone, laptop)
+    expect(await laptop.status('fact_s')).toBe('deleted')
+    expect(await historyMarkers(laptop, 'fact_s')).toEqual(['t'])
+    const creates = (await bodies(laptop)).split('\n').filter((body) => !body.includes('"op":"memory.redact"'))
+    expect(creates.join('\n')).not.toContain('secret-subject')
+    expect((await laptop.checkProjection()).named).toEqual([])
+    const before = await projectionDump(laptop)
+    projectionOf(laptop).limits = { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 0 }
+    await laptop.rebuild()
+    expect(await projectionDump(laptop)).toBe(before)
+    projectionOf(laptop).limits = CATCH_UP_LIMITS
   })
 })
