@@ -90,6 +90,8 @@ export class MemoryCore {
 
   /** Writes under way (`write`): close waits for them, so none is stored yet rejected. */
   private readonly writing = new Set<Promise<unknown>>()
+  /** Writes started so far (`write`): `whileQuiet` tells its task whether another one began. */
+  private writesStarted = 0
 
   /**
    * Runs a write (an append or an ingest, with its projection). Once close has begun, a new one is
@@ -97,11 +99,27 @@ export class MemoryCore {
    */
   write<T>(run: () => Promise<T>): Promise<T> {
     if (this.closing) return Promise.reject(new StorageError('CLOSED', 'this memory is closed'))
+    this.writesStarted++
     const written = run()
     const tracked = written.finally(() => this.writing.delete(tracked))
     tracked.catch(() => undefined)
     this.writing.add(tracked)
     return written
+  }
+
+  /**
+   * Runs `task` as a write once the writes under way have finished (close waits for it; once
+   * close has begun it is refused with CLOSED). `othersStarted()` tells the task whether another
+   * write has begun since it started: what it read may then mix two states.
+   */
+  async whileQuiet<T>(task: (othersStarted: () => boolean) => Promise<T>): Promise<T> {
+    this.refuseClosed(true)
+    while (this.writing.size > 0) await Promise.allSettled([...this.writing])
+    // No await between the loop and `write`: no other write can begin in between.
+    return this.write(() => {
+      const started = this.writesStarted
+      return task(() => this.writesStarted !== started)
+    })
   }
 
   /** Lets a projection catch-up run in the background; reads and writes wait for it. */

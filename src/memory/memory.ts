@@ -499,9 +499,8 @@ export class Memory {
    */
   async noteWithheld(relay: string, reports: readonly WithheldReport[]): Promise<WithheldWrite[]> {
     const name = relayName(assertNonEmptyString(relay, 'relay'))
-    this.core.refuseClosed(true)
     const hash = this.crypto.sha256Hex(name).slice(0, 32)
-    return noteWithheld(this.engine.store.storage, this.engine.log, this.author, name, hash, reports, Date.now())
+    return this.core.write(() => noteWithheld(this.engine.store.storage, this.engine.log, this.author, name, hash, reports, Date.now()))
   }
 
   /**
@@ -683,8 +682,10 @@ export class Memory {
   async withdraw(ids: readonly string[]): Promise<number> {
     const list = assertArray(ids, 'ids').map((id, i) => assertNonEmptyString(id, `ids[${i}]`))
     if (list.length === 0) return 0
-    await this.core.settled()
-    return this.core.projection.withdrawRecords(list, this.author)
+    return this.core.write(async () => {
+      await this.core.settled()
+      return this.core.projection.withdrawRecords(list, this.author)
+    })
   }
 
   /** Lets another replica's key write to this space (needs the admin right here). */
@@ -738,6 +739,7 @@ export class Memory {
    * LevelDB for a store on disk, memory for one in memory) and the two are compared key by key.
    * `ok` is false when anything differs; `rebuild()` repairs it. Costs a rebuild's work;
    * `onProgress` hears how many of the log's events the derivation has applied.
+   * It runs once the writes under way have finished, and `close` waits for it.
    * @throws StorageError BUSY when this replica wrote or ingested while the check ran
    */
   async checkProjection(options: ProjectionCheckOptions = {}): Promise<ProjectionCheck> {
@@ -745,13 +747,12 @@ export class Memory {
     if (onProgress !== undefined && typeof onProgress !== 'function') {
       throw new InputError('WRONG_TYPE', `expected a function, got ${describeType(onProgress)}`, { field: 'options.onProgress' })
     }
-    return checkProjection(this.core, options)
+    return this.core.whileQuiet((othersStarted) => checkProjection(this.core, options, othersStarted))
   }
 
   /** Re-derives the whole projection from the log (the result equals the incremental state). */
-  async rebuild(): Promise<void> {
-    this.core.refuseClosed(true)
-    return this.core.projection.rebuild()
+  rebuild(): Promise<void> {
+    return this.core.write(() => this.core.projection.rebuild())
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * Checks a replica's projection (records, indexes, history, search index) against what its log
  * gives, without writing to the replica: the space's log is copied into a scratch store (a
- * temporary LevelDB for a store on disk, memory for one in memory), a projection is derived
+ * temporary LevelDB beside a store on disk, memory for one in memory), a projection is derived
  * there from the first event (as `rebuild` would), and the two projections are compared key by
  * key. `verify` trusts no stored event; this trusts no stored record or index entry.
  *
@@ -9,23 +9,26 @@
  * check must leave the store as it found it. The copy also starts from the kept deletions (q:z),
  * which the log alone cannot show, exactly as a rebuild does.
  *
- * The replica must be quiet while it runs: the check settles it first and compares its log
- * length and projection cursor before and after, and refuses (BUSY) when a write came between.
+ * The replica must be quiet while it runs: the check waits for the writes under way, runs as a
+ * write itself (close waits for it), and refuses (BUSY) when another write began meanwhile or
+ * the log or projection moved.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { StorageError } from '../errors.js'
-import { LevelLogStorage, LogStore, type StorageWrite } from '../log/index.js'
+import { LevelLogStorage, LogStore, type LogStorage, type StorageWrite } from '../log/index.js'
 import { keys as logKeys } from '../log/store-keys.js'
 import type { ProgressCallback } from '../bundle/mem/types.js'
-import { Projection, ProjectionReader, projectionKeys } from '../projection/index.js'
+import { Projection, ProjectionReader, projectionKeys, type ProjectionFeatures } from '../projection/index.js'
 import { unescapeKeyPart } from '../projection/projection-keys.js'
 import type { MemoryCore } from './memory-core.js'
 
 /** How many differing keys a report names (all are counted). */
 export const MAX_NAMED_DIFFERENCES = 20
 const COPY_BATCH = 10_000
+/** A scratch directory beside the store it checks: this, then mkdtemp's six characters. */
+export const SCRATCH_PREFIX = '.cairn-check-'
+const SCRATCH_NAME = /^\.cairn-check-[A-Za-z0-9]{6}$/
 
 /** How often `onProgress` hears how far the derivation has got. */
 const PROGRESS_POLL_MS = 250
@@ -85,11 +88,36 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(a, b) === 0
 }
 
+/** Scratch directories of checks running in this process (a stale one is any other). */
+const activeScratch = new Set<string>()
+
 /**
- * Checks `core`'s projection (see the top of this file).
+ * Where a store on disk is derived: a directory beside it, on the same disk (the OS temp
+ * directory may be a small RAM disk), after removing any that a check killed part way left.
+ */
+async function scratchDirectoryFor(storeDir: string): Promise<string> {
+  const parent = path.dirname(storeDir)
+  for (const name of await readdir(parent).catch(() => [] as string[])) {
+    const dir = path.join(parent, name)
+    if (SCRATCH_NAME.test(name) && !activeScratch.has(dir)) await removeScratch(dir)
+  }
+  const dir = await mkdtemp(path.join(parent, SCRATCH_PREFIX))
+  activeScratch.add(dir)
+  return dir
+}
+
+/** Best effort: a scratch directory left behind is removed by the next check. */
+async function removeScratch(dir: string): Promise<void> {
+  activeScratch.delete(dir)
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined)
+}
+
+/**
+ * Checks `core`'s projection (see the top of this file). Run it as a write that needs the
+ * replica quiet (MemoryCore.whileQuiet); `othersStarted` says whether another write began.
  * @throws StorageError BUSY when the replica wrote or ingested while the check ran
  */
-export async function checkProjection(core: MemoryCore, options: ProjectionCheckOptions = {}): Promise<ProjectionCheck> {
+export async function checkProjection(core: MemoryCore, options: ProjectionCheckOptions, othersStarted: () => boolean): Promise<ProjectionCheck> {
   const { engine, projection } = core
   const { log } = engine
   const source = engine.store.storage
@@ -100,52 +128,73 @@ export async function checkProjection(core: MemoryCore, options: ProjectionCheck
 
   // A store on disk is derived on disk (a temporary LevelDB, removed after): in memory, a large
   // space's projection would take gigabytes and be slower to write.
-  const scratchDir = source.location === 'memory' ? undefined : await mkdtemp(path.join(os.tmpdir(), 'cairn-check-'))
-  const scratchStorage = scratchDir === undefined ? await LevelLogStorage.openMemory() : await LevelLogStorage.openDisk(scratchDir)
-  const scratch = await LogStore.open({ storage: scratchStorage, crypto: engine.store.crypto, clock: engine.store.clock })
+  const scratchDir = source.location === 'memory' ? undefined : await scratchDirectoryFor(source.location)
+  let scratch: LogStore | undefined
   try {
-    // Everything of the space but its projection, and the deletions kept through rebuilds.
-    const space = log.space
-    const { root, derivedDeletionPrefix: kept, statePrefix, meta } = projectionKeys(space)
-    let writes: StorageWrite[] = []
-    const copy = async (range: { gte: string; lt: string }): Promise<void> => {
-      for await (const [key, value] of source.entries(range)) {
-        writes.push({ type: 'put', key, value })
-        // A rebuild starts such a record from its kept deletion (Projection.rebuild): so does this.
-        if (key.startsWith(kept)) writes.push({ type: 'put', key: `${statePrefix}${key.slice(kept.length)}`, value })
-        if (writes.length >= COPY_BATCH) {
-          await scratch.storage.write(writes)
-          writes = []
-        }
-      }
-    }
-    await copy({ gte: `${space}:`, lt: root })
-    await copy({ gte: logKeys.end(root), lt: logKeys.end(`${space}:`) })
-    await copy({ gte: kept, lt: logKeys.end(kept) })
-    writes.push({ type: 'put', key: logKeys.spaceEntry(space), value: new Uint8Array(0) })
-    await scratch.storage.write(writes)
-
-    // Opened on demand, so that it applies nothing until asked: its progress can be watched.
-    const derived = await Projection.open(scratch.storage, await scratch.openSpace(space), { ...projection.features, onDemand: true })
-    const report = (): void => options.onProgress?.(derived.cursor, before.events)
-    const timer = options.onProgress ? setInterval(report, PROGRESS_POLL_MS) : undefined
-    try {
-      await derived.recover()
-      await derived.catchUp()
-    } finally {
-      clearInterval(timer)
-    }
-    report()
-    const compared = await compareRanges(source, scratch.storage, root, meta)
+    const scratchStorage = scratchDir === undefined ? await LevelLogStorage.openMemory() : await LevelLogStorage.openDisk(scratchDir)
+    scratch = await LogStore.open({ storage: scratchStorage, crypto: engine.store.crypto, clock: engine.store.clock })
+    const derived = await derive(source, scratch, log.space, projection.features, () => before.events, options.onProgress)
+    const compared = await compareRanges(source, scratch.storage, projectionKeys(log.space).root, projectionKeys(log.space).meta)
     const reader = new ProjectionReader(scratch.storage, derived.keys, derived.textIndex, () => derived.cursor)
     const digest = { stored: await core.reader.digest(), derived: await reader.digest() }
     await core.settled()
-    if (log.appliedCount !== before.events || projection.cursor !== before.cursor) throw busy()
+    if (othersStarted() || log.appliedCount !== before.events || projection.cursor !== before.cursor) throw busy()
     return { ok: compared.differences === 0 && digest.stored === digest.derived, events: derived.cursor, ...compared, digest }
+  } catch (error) {
+    // A copy taken while a write landed can be torn (a chain tip naming an event it missed).
+    throw othersStarted() ? busy() : error
   } finally {
-    await scratch.close()
-    if (scratchDir !== undefined) await rm(scratchDir, { recursive: true, force: true })
+    await scratch?.close().catch(() => undefined)
+    if (scratchDir !== undefined) await removeScratch(scratchDir)
   }
+}
+
+/**
+ * Copies everything of `space` but its projection into `scratch`, with the deletions kept
+ * through rebuilds (q:z, also as the states they start, as Projection.rebuild does), and
+ * derives a projection there from the first event.
+ */
+async function derive(source: LogStorage, scratch: LogStore, space: string, features: ProjectionFeatures, total: () => number, onProgress: ProgressCallback | undefined): Promise<Projection> {
+  const { root, derivedDeletionPrefix: kept, statePrefix } = projectionKeys(space)
+  let writes: StorageWrite[] = []
+  const copy = async (range: { gte: string; lt: string }): Promise<void> => {
+    for await (const [key, value] of source.entries(range)) {
+      writes.push({ type: 'put', key, value })
+      if (key.startsWith(kept)) writes.push({ type: 'put', key: `${statePrefix}${key.slice(kept.length)}`, value })
+      if (writes.length >= COPY_BATCH) {
+        await scratch.storage.write(writes)
+        writes = []
+      }
+    }
+  }
+  await copy({ gte: `${space}:`, lt: root })
+  await copy({ gte: logKeys.end(root), lt: logKeys.end(`${space}:`) })
+  await copy({ gte: kept, lt: logKeys.end(kept) })
+  writes.push({ type: 'put', key: logKeys.spaceEntry(space), value: new Uint8Array(0) })
+  await scratch.storage.write(writes)
+
+  // Opened on demand, so that it applies nothing until asked: its progress can be watched.
+  const derived = await Projection.open(scratch.storage, await scratch.openSpace(space), { ...features, onDemand: true })
+  // A callback that throws stops the reports; its error is the check's, once the derivation stops.
+  let failure: { error: unknown } | undefined
+  const report = (): void => {
+    if (failure) return
+    try {
+      onProgress?.(derived.cursor, total())
+    } catch (error) {
+      failure = { error }
+    }
+  }
+  const timer = onProgress ? setInterval(report, PROGRESS_POLL_MS) : undefined
+  try {
+    await derived.recover()
+    await derived.catchUp()
+  } finally {
+    clearInterval(timer)
+  }
+  report()
+  if (failure) throw failure.error
+  return derived
 }
 
 /** Walks both storages' keys under `root` in order (skipping `skip`) and counts what differs. */
@@ -170,22 +219,27 @@ async function compareRanges(stored: LogStore['storage'], derived: LogStore['sto
     const record = recordOf(short)
     named.push({ key: short, change, ...(record !== undefined ? { record } : {}) })
   }
-  let a = await next(left)
-  let b = await next(right)
-  while (a !== undefined || b !== undefined) {
-    keys++
-    const order = a === undefined ? 1 : b === undefined ? -1 : compareKeys(a[0], b[0])
-    if (order < 0) {
-      note((a as [string, Uint8Array])[0], 'unexpected')
-      a = await next(left)
-    } else if (order > 0) {
-      note((b as [string, Uint8Array])[0], 'missing')
-      b = await next(right)
-    } else {
-      if (!sameBytes((a as [string, Uint8Array])[1], (b as [string, Uint8Array])[1])) note((a as [string, Uint8Array])[0], 'changed')
-      a = await next(left)
-      b = await next(right)
+  try {
+    let a = await next(left)
+    let b = await next(right)
+    while (a !== undefined || b !== undefined) {
+      keys++
+      const order = a === undefined ? 1 : b === undefined ? -1 : compareKeys(a[0], b[0])
+      if (order < 0) {
+        note((a as [string, Uint8Array])[0], 'unexpected')
+        a = await next(left)
+      } else if (order > 0) {
+        note((b as [string, Uint8Array])[0], 'missing')
+        b = await next(right)
+      } else {
+        if (!sameBytes((a as [string, Uint8Array])[1], (b as [string, Uint8Array])[1])) note((a as [string, Uint8Array])[0], 'changed')
+        a = await next(left)
+        b = await next(right)
+      }
     }
+    return { keys, differences, named }
+  } finally {
+    // Ended early (a read failed): an open iterator would hold its snapshot of the store.
+    await Promise.allSettled([left.return?.(), right.return?.()])
   }
-  return { keys, differences, named }
 }

@@ -182,7 +182,7 @@ export function decodeMessage(data: Uint8Array): Message {
     case 'ready':
       if (!Array.isArray(raw.permissions) || raw.permissions.length > 16) fail(frame, 'permissions is not a short list')
       if (typeof raw.full !== 'boolean') fail(frame, 'full is not a boolean')
-      if (raw.genesis !== undefined && raw.genesis !== true) fail(frame, 'genesis is true or absent')
+      // Informational (the client's count of what it sent): anything but true reads as absent.
       return { type, permissions: raw.permissions.map((p, i) => text(p, frame, `permissions[${i}]`, 32)), full: raw.full, ...(raw.genesis === true ? { genesis: true } : {}) }
     case 'want': {
       const limit = raw.maxFrameEvents === undefined ? undefined : nat(raw.maxFrameEvents, frame, 'maxFrameEvents')

@@ -5,7 +5,7 @@
  * refuse when the replica changed while it ran.
  */
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -130,12 +130,15 @@ describe('Memory.checkProjection', () => {
     await expect(memory.checkProjection({ verbose: true } as never)).rejects.toMatchObject({ code: 'UNKNOWN_FIELD' })
   })
 
-  it('derives a store on disk in a temporary LevelDB, removed afterwards', async () => {
+  it('derives a store on disk in a temporary LevelDB beside it, removed afterwards with any a killed check left', async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), 'cairn-check-test-'))
     try {
       const memory = await Memory.open({ path: home })
       open.push(memory)
       await memory.remember({ kind: 'episode', summary: 'green tea in the morning' })
+      // Left by a check killed part way; a folder of the user's with a like name is not touched.
+      await mkdir(path.join(home, '.cairn-check-Ab12Cd', 'store'), { recursive: true })
+      await mkdir(path.join(home, '.cairn-check-notes'))
       const openDisk = LevelLogStorage.openDisk.bind(LevelLogStorage)
       const scratchDirs: string[] = []
       vi.spyOn(LevelLogStorage, 'openDisk').mockImplementation(async (directory, options) => {
@@ -144,8 +147,9 @@ describe('Memory.checkProjection', () => {
       })
       expect(await memory.checkProjection()).toMatchObject({ ok: true, differences: 0 })
       expect(scratchDirs).toHaveLength(1)
-      expect(path.dirname(scratchDirs[0] as string)).toBe(os.tmpdir())
+      expect(path.dirname(scratchDirs[0] as string)).toBe(home)
       expect(existsSync(scratchDirs[0] as string)).toBe(false)
+      expect((await readdir(home)).filter((name) => name.startsWith('.cairn-check-'))).toEqual(['.cairn-check-notes'])
     } finally {
       await closeAll(open.splice(0))
       await rm(home, { recursive: true, force: true })
@@ -161,15 +165,45 @@ describe('Memory.checkProjection', () => {
     expect(check.named.map((difference) => difference.record)).toEqual(Array.from({ length: 20 }, (_, i) => `ep_${String(i).padStart(2, '0')}`))
   })
 
-  it('refuses with BUSY when the replica wrote while the check ran', async () => {
+  it('refuses with BUSY when the replica wrote while the check ran, even a write that leaves the log as long', async () => {
     const memory = await busyMemory()
+    const evening = (await memory.search('chamomile'))[0]?.record.id as string
     const openMemory = LevelLogStorage.openMemory.bind(LevelLogStorage)
     // The scratch store opens after the check has settled the replica and noted where it stood.
-    vi.spyOn(LevelLogStorage, 'openMemory').mockImplementationOnce(async () => {
-      await memory.remember({ kind: 'episode', summary: 'written during the check' })
-      return openMemory()
-    })
-    await expect(memory.checkProjection()).rejects.toMatchObject({ code: 'BUSY' })
+    for (const write of [
+      () => memory.remember({ kind: 'episode', summary: 'written during the check' }),
+      // Drops a record's bodies and replays it: neither the log's length nor the cursor moves.
+      () => memory.withdraw([evening]),
+    ]) {
+      vi.spyOn(LevelLogStorage, 'openMemory').mockImplementationOnce(async () => {
+        await write()
+        return openMemory()
+      })
+      await expect(memory.checkProjection()).rejects.toMatchObject({ code: 'BUSY' })
+      expect(await memory.checkProjection()).toMatchObject({ ok: true })
+    }
+  })
+
+  it('beside writes, ends ok or BUSY, never torn; close waits for it; one asked for once close began is refused', async () => {
+    const memory = await busyMemory()
+    const outcome = (check: Promise<{ ok: boolean }>) => check.then((result) => (result.ok ? 'ok' : 'differs'), (error: { code?: string }) => error.code ?? String(error))
+    for (let round = 0; round < 5; round++) {
+      const writing = memory.rememberMany(Array.from({ length: 50 }, (_, i) => ({ kind: 'episode' as const, summary: `round ${round} note ${i}` })))
+      const checking = outcome(memory.checkProjection())
+      await writing
+      expect(['ok', 'BUSY']).toContain(await checking)
+    }
+    const again = outcome(memory.checkProjection())
+    const closing = memory.close()
+    expect(await again).toBe('ok')
+    await closing
+    await expect(memory.checkProjection()).rejects.toMatchObject({ code: 'CLOSED' })
+  })
+
+  it('ends with the error of an onProgress that throws, and the process goes on', async () => {
+    const memory = await busyMemory()
+    const broken = new Error('the progress bar broke')
+    await expect(memory.checkProjection({ onProgress: () => { throw broken } })).rejects.toBe(broken)
     expect(await memory.checkProjection()).toMatchObject({ ok: true })
   })
 })

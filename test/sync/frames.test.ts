@@ -122,7 +122,7 @@ describe('decodeMessage', () => {
     expect(withdrawals([7])).toBe('BAD_FRAME')
     expect(withdrawals(['x'.repeat(256)])).toBe('ok')
     expect(decodeOutcome(packr.pack({ type: 'want', vector: {}, rescope: false }))).toBe('BAD_FRAME')
-    expect(decodeOutcome(packr.pack({ type: 'ready', permissions: [], full: true, genesis: false }))).toBe('BAD_FRAME')
+    expect(decodeMessage(packr.pack({ type: 'ready', permissions: [], full: true, genesis: 'maybe' }))).toEqual({ type: 'ready', permissions: [], full: true })
     expect(decodeOutcome(new Uint8Array([0xc6, 0xff, 0xff, 0xff, 0xff, 1, 2, 3]))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xdd, 0xff, 0xff, 0xff, 0xff]))).toBe('BAD_FRAME')
     expect(decodeOutcome(new Uint8Array([0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x61]))).toBe('BAD_FRAME')

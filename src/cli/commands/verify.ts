@@ -50,7 +50,8 @@ function jsonOf(check: ProjectionCheck): JsonObject {
 
 async function printReport(report: VerifyReport, isJson: boolean, context: CliContext, projection?: ProjectionCheck): Promise<void> {
   if (isJson) {
-    const json = { ...report, problems: report.problems.map((problem) => ({ ...problem })), ...(projection ? { projection: jsonOf(projection) } : {}) }
+    // `ok` covers everything checked: a script reading it sees a projection that differs too.
+    const json = { ...report, ok: report.ok && (projection?.ok ?? true), problems: report.problems.map((problem) => ({ ...problem })), ...(projection ? { projection: jsonOf(projection) } : {}) }
     await context.stdout.write(`${canonicalJson(json)}\n`)
     return
   }
@@ -98,7 +99,7 @@ stored ones key by key; a long check reports its progress on stderr. Any differe
 (PROJECTION_MISMATCH), naming the first keys and their records; \`cairn rebuild\` repairs them.
 A store written by an older version may differ in form only; a rebuild rewrites it too.
 
-With --json it prints the report as one object:
+With --json it prints the report as one object ("ok" covers the projection too, when checked):
 {"ok", "space", "events", "authors", "signatures", "erasedBodies", "heldEvents",
 "problems": [{"code", "message", "event"?, "author"?, "seq"?}], "projection"?: {"ok", "events",
 "keys", "differences", "named": [{"key", "change", "record"?}], "digest": {"stored", "derived"}}}.`,
