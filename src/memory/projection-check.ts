@@ -26,9 +26,11 @@ import type { MemoryCore } from './memory-core.js'
 /** How many differing keys a report names (all are counted). */
 export const MAX_NAMED_DIFFERENCES = 20
 const COPY_BATCH = 10_000
-/** A scratch directory beside the store it checks: this, then mkdtemp's six characters. */
+/**
+ * A scratch directory beside the store it checks: this, the store directory's name, '-' and
+ * mkdtemp's six characters (so a check never takes another store's scratch for a stale one).
+ */
 export const SCRATCH_PREFIX = '.cairn-check-'
-const SCRATCH_NAME = /^\.cairn-check-[A-Za-z0-9]{6}$/
 
 /** How often `onProgress` hears how far the derivation has got. */
 const PROGRESS_POLL_MS = 250
@@ -97,11 +99,13 @@ const activeScratch = new Set<string>()
  */
 async function scratchDirectoryFor(storeDir: string): Promise<string> {
   const parent = path.dirname(storeDir)
+  const prefix = `${SCRATCH_PREFIX}${path.basename(storeDir)}-`
   for (const name of await readdir(parent).catch(() => [] as string[])) {
     const dir = path.join(parent, name)
-    if (SCRATCH_NAME.test(name) && !activeScratch.has(dir)) await removeScratch(dir)
+    const isScratch = name.startsWith(prefix) && /^[A-Za-z0-9]{6}$/.test(name.slice(prefix.length))
+    if (isScratch && !activeScratch.has(dir)) await removeScratch(dir)
   }
-  const dir = await mkdtemp(path.join(parent, SCRATCH_PREFIX))
+  const dir = await mkdtemp(path.join(parent, prefix))
   activeScratch.add(dir)
   return dir
 }

@@ -136,9 +136,11 @@ describe('Memory.checkProjection', () => {
       const memory = await Memory.open({ path: home })
       open.push(memory)
       await memory.remember({ kind: 'episode', summary: 'green tea in the morning' })
-      // Left by a check killed part way; a folder of the user's with a like name is not touched.
-      await mkdir(path.join(home, '.cairn-check-Ab12Cd', 'store'), { recursive: true })
-      await mkdir(path.join(home, '.cairn-check-notes'))
+      // Left by a check killed part way; a folder of the user's with a like name, and another
+      // store's scratch, are not touched.
+      await mkdir(path.join(home, '.cairn-check-store-Ab12Cd', 'store'), { recursive: true })
+      await mkdir(path.join(home, '.cairn-check-store-notes'))
+      await mkdir(path.join(home, '.cairn-check-other-Xy34Zw'))
       const openDisk = LevelLogStorage.openDisk.bind(LevelLogStorage)
       const scratchDirs: string[] = []
       vi.spyOn(LevelLogStorage, 'openDisk').mockImplementation(async (directory, options) => {
@@ -149,7 +151,7 @@ describe('Memory.checkProjection', () => {
       expect(scratchDirs).toHaveLength(1)
       expect(path.dirname(scratchDirs[0] as string)).toBe(home)
       expect(existsSync(scratchDirs[0] as string)).toBe(false)
-      expect((await readdir(home)).filter((name) => name.startsWith('.cairn-check-'))).toEqual(['.cairn-check-notes'])
+      expect((await readdir(home)).filter((name) => name.startsWith('.cairn-check-')).sort()).toEqual(['.cairn-check-other-Xy34Zw', '.cairn-check-store-notes'])
     } finally {
       await closeAll(open.splice(0))
       await rm(home, { recursive: true, force: true })
