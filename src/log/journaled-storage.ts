@@ -150,6 +150,11 @@ export class JournaledStorage implements LogStorage {
     yield* this.inner.valueBatches(range)
   }
 
+  async *entryBatches(range: StorageRange): AsyncIterable<readonly (readonly [string, Uint8Array])[]> {
+    await this.settled()
+    yield* this.inner.entryBatches(range)
+  }
+
   async compact(start: string, end: string): Promise<void> {
     await this.settled()
     await this.inner.compact(start, end)

@@ -40,6 +40,8 @@ export interface LogStorage {
    * non-empty; together they are exactly the values `entries(range)` yields.
    */
   valueBatches(range: StorageRange): AsyncIterable<readonly Uint8Array[]>
+  /** `entries(range)` many at a time, as `valueBatches` (a comparison of two whole ranges). */
+  entryBatches(range: StorageRange): AsyncIterable<readonly (readonly [string, Uint8Array])[]>
   /**
    * Rewrites the storage of a key range so that overwritten and deleted values no longer exist
    * in its files. Erasure depends on this: a deleted body must not linger in old data files.

@@ -162,9 +162,11 @@ async function derive(source: LogStorage, scratch: LogStore, space: string, feat
   const { root, derivedDeletionPrefix: kept, statePrefix } = projectionKeys(space)
   let writes: StorageWrite[] = []
   const copy = async (range: { gte: string; lt: string }): Promise<void> => {
-    for await (const [key, value] of source.entries(range)) {
-      writes.push({ type: 'put', key, value })
-      if (key.startsWith(kept)) writes.push({ type: 'put', key: `${statePrefix}${key.slice(kept.length)}`, value })
+    for await (const batch of source.entryBatches(range)) {
+      for (const [key, value] of batch) {
+        writes.push({ type: 'put', key, value })
+        if (key.startsWith(kept)) writes.push({ type: 'put', key: `${statePrefix}${key.slice(kept.length)}`, value })
+      }
       if (writes.length >= COPY_BATCH) {
         await scratch.storage.write(writes)
         writes = []
@@ -201,18 +203,42 @@ async function derive(source: LogStorage, scratch: LogStore, space: string, feat
   return derived
 }
 
-/** Walks both storages' keys under `root` in order (skipping `skip`) and counts what differs. */
-async function compareRanges(stored: LogStore['storage'], derived: LogStore['storage'], root: string, skip: string): Promise<Pick<ProjectionCheck, 'keys' | 'differences' | 'named'>> {
-  const range = { gte: root, lt: logKeys.end(root) }
-  const left = stored.entries(range)[Symbol.asyncIterator]()
-  const right = derived.entries(range)[Symbol.asyncIterator]()
-  const next = async (iterator: AsyncIterator<[string, Uint8Array]>): Promise<[string, Uint8Array] | undefined> => {
+type Entry = readonly [string, Uint8Array]
+
+/** Entries of a range one at a time, read in batches (`entryBatches`), skipping one key. */
+class EntryCursor {
+  private batch: readonly Entry[] = []
+  private index = 0
+  private readonly batches: AsyncIterator<readonly Entry[]>
+
+  constructor(storage: LogStorage, range: { gte: string; lt: string }, private readonly skip: string) {
+    this.batches = storage.entryBatches(range)[Symbol.asyncIterator]()
+  }
+
+  async next(): Promise<Entry | undefined> {
     for (;;) {
-      const item = await iterator.next()
-      if (item.done) return undefined
-      if (item.value[0] !== skip) return item.value
+      while (this.index < this.batch.length) {
+        const entry = this.batch[this.index++] as Entry
+        if (entry[0] !== this.skip) return entry
+      }
+      const step = await this.batches.next()
+      if (step.done) return undefined
+      this.batch = step.value
+      this.index = 0
     }
   }
+
+  /** Ends the scan early (an error elsewhere): an open iterator would hold its snapshot. */
+  async close(): Promise<void> {
+    await this.batches.return?.()
+  }
+}
+
+/** Walks both storages' keys under `root` in order (skipping `skip`) and counts what differs. */
+async function compareRanges(stored: LogStorage, derived: LogStorage, root: string, skip: string): Promise<Pick<ProjectionCheck, 'keys' | 'differences' | 'named'>> {
+  const range = { gte: root, lt: logKeys.end(root) }
+  const left = new EntryCursor(stored, range, skip)
+  const right = new EntryCursor(derived, range, skip)
   const named: ProjectionDifference[] = []
   let keys = 0
   let differences = 0
@@ -224,26 +250,25 @@ async function compareRanges(stored: LogStore['storage'], derived: LogStore['sto
     named.push({ key: short, change, ...(record !== undefined ? { record } : {}) })
   }
   try {
-    let a = await next(left)
-    let b = await next(right)
+    let a = await left.next()
+    let b = await right.next()
     while (a !== undefined || b !== undefined) {
       keys++
       const order = a === undefined ? 1 : b === undefined ? -1 : compareKeys(a[0], b[0])
       if (order < 0) {
-        note((a as [string, Uint8Array])[0], 'unexpected')
-        a = await next(left)
+        note((a as Entry)[0], 'unexpected')
+        a = await left.next()
       } else if (order > 0) {
-        note((b as [string, Uint8Array])[0], 'missing')
-        b = await next(right)
+        note((b as Entry)[0], 'missing')
+        b = await right.next()
       } else {
-        if (!sameBytes((a as [string, Uint8Array])[1], (b as [string, Uint8Array])[1])) note((a as [string, Uint8Array])[0], 'changed')
-        a = await next(left)
-        b = await next(right)
+        if (!sameBytes((a as Entry)[1], (b as Entry)[1])) note((a as Entry)[0], 'changed')
+        a = await left.next()
+        b = await right.next()
       }
     }
     return { keys, differences, named }
   } finally {
-    // Ended early (a read failed): an open iterator would hold its snapshot of the store.
-    await Promise.allSettled([left.return?.(), right.return?.()])
+    await Promise.allSettled([left.close(), right.close()])
   }
 }

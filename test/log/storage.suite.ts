@@ -155,6 +155,9 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
       const batches = await collect(storage.valueBatches(range))
       for (const batch of batches) expect(batch.length, `valueBatches(${JSON.stringify(range)}): an empty batch`).toBeGreaterThan(0)
       expect(batches.flat().map(hex), `valueBatches(${JSON.stringify(range)})`).toEqual(want.map((key) => hex(valueFor(key))))
+      const entryBatches = await collect(storage.entryBatches(range))
+      for (const batch of entryBatches) expect(batch.length, `entryBatches(${JSON.stringify(range)}): an empty batch`).toBeGreaterThan(0)
+      expect(entryBatches.flat().map(([key, value]) => `${key}=${hex(value)}`), `entryBatches(${JSON.stringify(range)})`).toEqual(want.map((key) => `${key}=${hex(valueFor(key))}`))
     }
 
     test('names where its data lives', async () => {
@@ -256,6 +259,7 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         if (viaMany) viaMany[1] = 99
         for await (const [, value] of storage.entries({ gte: 'k', lte: 'k' })) value[2] = 99
         for await (const batch of storage.valueBatches({ gte: 'k', lte: 'k' })) (batch[0] as Uint8Array)[0] = 98
+        for await (const batch of storage.entryBatches({ gte: 'k', lte: 'k' })) ((batch[0] as readonly [string, Uint8Array])[1])[1] = 97
         expect(hex(await storage.get('k'))).toBe('010203')
       })
 
@@ -275,6 +279,9 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         const entries = await collect(storage.entries({ gte: 'b:', lt: end('b:') }))
         expect(entries.map(([key]) => key)).toEqual(keys)
         expect(entries.map(([, value]) => hex(value))).toEqual(values)
+        const entryBatches = await collect(storage.entryBatches({ gte: 'b:', lt: end('b:') }))
+        expect(entryBatches.length).toBeGreaterThan(1)
+        expect(entryBatches.flat().map(([key, value]) => `${key}=${hex(value)}`)).toEqual(keys.map((key, i) => `${key}=${values[i]}`))
         expect(await collect(storage.keys({ gte: 'b:', lt: end('b:') }))).toEqual(keys)
         const reversedEntries = await collect(storage.entries({ gte: 'b:', lt: end('b:'), reverse: true, limit: 1_500 }))
         expect(reversedEntries.map(([key]) => key)).toEqual([...keys].reverse().slice(0, 1_500))

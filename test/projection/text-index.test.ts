@@ -304,6 +304,7 @@ function countingStorage(inner: LogStorage): { storage: LogStorage; read: () => 
     },
     keys: (range) => inner.keys(range),
     valueBatches: (range) => inner.valueBatches(range),
+    entryBatches: (range) => inner.entryBatches(range),
     compact: (start, end) => inner.compact(start, end),
     close: () => inner.close(),
   }
