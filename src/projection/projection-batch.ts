@@ -384,8 +384,16 @@ export class ProjectionBatch {
     if (!decoded) return
     const derived = decoded.derived ?? []
     await this.load([decoded.id, ...derived.map((record) => record.id)])
-    const current = this.loaded.get(decoded.id) ?? emptyRecordState(decoded.id, decoded.kind)
     const { operation } = decoded
+    // A redaction, or content for a redacted record, that a deletion in this run may reach through
+    // a parent: the seal would find that deletion only after this event. Content would be erased
+    // where a replica whose cut fell right after the parent's deletion keeps it (`k`); a redaction
+    // would take the record (and its kind, whose parents may differ) where there the deletion
+    // found first beats it. Deletions are closed now, as that seal would.
+    const found = this.loaded.get(decoded.id)
+    const redacting = operation.type === 'tombstone' ? operation.op === 'redact' : found?.tombstone?.op === 'redact'
+    if (redacting && found !== undefined && !isDeleted(found) && parentIds(found).length > 0 && this.runChanged.size > 0) await this.closeDeletions()
+    const current = this.loaded.get(decoded.id) ?? emptyRecordState(decoded.id, decoded.kind)
     const { header } = event
     const stamp = { wall: header.clock.wall, logical: header.clock.logical, author: header.author, seq: header.seq }
     // One id, two kinds (memory-model.md §1.3): the record's kind is its earliest create's.
@@ -421,7 +429,11 @@ export class ProjectionBatch {
     // A redaction loses to a deletion, but asks for the content erased all the same: a record
     // deleted through its parent with its bodies kept loses those, as it would had the redaction
     // come first (what arrives later is kept, there as here).
-    if (operation.op === 'redact' && deletionBodies(current) === 'kept') await this.purgeContent(decoded.id)
+    // (The seal that marks kept bodies must not mark them again: what it read is gone.)
+    if (operation.op === 'redact' && deletionBodies(current) === 'kept') {
+      await this.purgeContent(decoded.id)
+      this.deletedBefore.set(decoded.id, 'erased')
+    }
     else if (operation.op === 'redact') this.redactedInRun.add(decoded.id)
     for (const record of derived) {
       const state = this.loaded.get(record.id) ?? emptyRecordState(record.id, record.kind)
@@ -562,7 +574,8 @@ export class ProjectionBatch {
         // A redaction applied in this run, before the deletion this seal found through a parent:
         // it erases the content all the same, as it does when a cut falls between the two (its
         // own seal purges) or when the deletion was found first (applyEvent).
-        if (after !== before && before !== 'erased') await this.purgeContent(id, after === 'kept' && !this.redactedInRun.has(id))
+        // (What arrived after the deletion was found, kept as `k`, stays: as after such a cut.)
+        if (after !== before && before !== 'erased') await this.purgeContent(id, after !== 'kept' ? false : this.redactedInRun.has(id) ? 'spare' : true)
         continue
       }
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
@@ -691,15 +704,17 @@ export class ProjectionBatch {
    * A deleted or redacted record: no versions to read as-of, every body that carried its content
    * erased, and its history reduced to the tombstone events (what a replica that never saw the
    * content has). With `keep` (a deletion found through a parent, keepsInferredBodies) the
-   * content events stay, marked kept instead of erased.
+   * content events stay, marked kept instead of erased. With `spare` (a redaction in the same run
+   * as such a deletion) content events are erased and those already kept stay kept: they arrived
+   * after the deletion was found (applyEvent), where the redaction no longer reaches.
    */
-  private async purgeContent(id: string, keep = false): Promise<void> {
+  private async purgeContent(id: string, keep: boolean | 'spare' = false): Promise<void> {
     const versions = this.keys.versionPrefix(id)
     for await (const key of this.storage.keys({ gte: versions, lt: this.keys.end(versions) })) this.writes.push({ type: 'del', key })
     const history = this.keys.historyPrefix(id)
     const contentEntry = (value: Uint8Array): EventId | undefined => {
       const entry = decodeJson(value) as string
-      return entry.startsWith(CONTENT_OP) || entry.startsWith(OTHER_KIND_OP) || (!keep && entry.startsWith(KEPT_OP)) ? entry.slice(1) as EventId : undefined
+      return entry.startsWith(CONTENT_OP) || entry.startsWith(OTHER_KIND_OP) || (keep === false && entry.startsWith(KEPT_OP)) ? entry.slice(1) as EventId : undefined
     }
     const purged: { key: string; event: EventId }[] = []
     for await (const [key, value] of this.storage.entries({ gte: history, lt: this.keys.end(history) })) {
@@ -719,7 +734,7 @@ export class ProjectionBatch {
       }
     }
     for (const { key, event } of purged) {
-      if (keep) this.putOfRecord(id, { type: 'put', key, value: encodeJson(`${KEPT_OP}${event}`) })
+      if (keep === true) this.putOfRecord(id, { type: 'put', key, value: encodeJson(`${KEPT_OP}${event}`) })
       else {
         this.erase.add(event)
         this.writes.push({ type: 'del', key })

@@ -6,7 +6,7 @@
  * names one of its ends; one deleted through a named deletion loses them at once.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Memory } from '../../src/memory/index.js'
+import { Memory } from '../../src/memory/index.js'
 import { CATCH_UP_LIMITS, type Projection } from '../../src/projection/index.js'
 import type { EventEnvelope } from '../../src/log/index.js'
 import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
@@ -18,6 +18,12 @@ async function projectionDump(memory: Memory): Promise<string> {
   const rows: string[] = []
   for await (const [key, value] of storage.entries({ gte: root, lt: `${root}\uffff` })) if (key !== `${root}m`) rows.push(`${key}=${Buffer.from(value).toString('hex')}`)
   return rows.join('\n')
+}
+
+/** The events `memory` wrote itself, in its order, with their stored signatures. */
+async function ownEvents(memory: Memory): Promise<EventEnvelope[]> {
+  const events = await memory.log.envelopesSince({}, { signatures: 'stored' })
+  return events.filter((event) => (JSON.parse(Buffer.from(event.header).toString('utf8')) as { author: string }).author === memory.author)
 }
 
 const open: Memory[] = []
@@ -471,5 +477,82 @@ describe('deletions found through a parent', () => {
     await deliver(owner, phone)
     await deliver(phone, laptop)
     await expectRedactedContentGone(laptop, 'fact_s', 'secret-subject')
+  })
+
+  // Content for a redacted record arrives after the forget of its parent, in the run where the
+  // redaction was applied. Applied in one batch, the seal found the deletion only after that
+  // content, which was erased on arrival as content for a redacted record; a catch-up cut right
+  // after the forget had found the record deleted (bodies kept) and kept the content as `k`.
+  for (const order of ['redaction first', 'deletion first'] as const) {
+    it(`content arriving after a redaction and a deletion through a parent in one run is kept, however catch-ups are cut (${order})`, async () => {
+      const { memories, clock } = await openReplicas(4)
+      open.push(...memories)
+      const [owner, phone, laptop, tablet] = memories as [Memory, Memory, Memory, Memory]
+      await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent' })
+      for (const memory of [phone, laptop, tablet]) await deliver(owner, memory)
+      // The phone creates fact_s under ep_p and redacts it; the tablet (which saw the create)
+      // sets its speaker; the laptop, which never saw fact_s, forgets ep_p.
+      await phone.remember({ kind: 'fact', id: 'fact_s', episodeID: 'ep_p', subject: 'secret-subject', predicate: 'y', object: 'z' })
+      await deliver(phone, tablet)
+      await tablet.update('fact_s', { set: { speaker: 'later-speaker' } })
+      await phone.redact('fact_s')
+      await laptop.forget('ep_p')
+      const [fromOwner, fromPhone, fromLaptop, fromTablet] = await Promise.all([owner, phone, laptop, tablet].map(ownEvents)) as EventEnvelope[][]
+      const [create, redaction] = fromPhone as [EventEnvelope, EventEnvelope]
+      const events = order === 'redaction first'
+        ? [...fromOwner as EventEnvelope[], create, redaction, ...fromLaptop as EventEnvelope[], ...fromTablet as EventEnvelope[]]
+        : [...fromOwner as EventEnvelope[], create, ...fromLaptop as EventEnvelope[], redaction, ...fromTablet as EventEnvelope[]]
+      const update = (fromTablet as EventEnvelope[])[0] as EventEnvelope
+      // Two fresh replicas take the same events in one delivery: one batch, or one event a batch.
+      const seen: { dump: string; bodies: string[]; markers: string[] }[] = []
+      for (const limits of [CATCH_UP_LIMITS, { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }]) {
+        const fresh = await Memory.open({ clock, space: owner.space })
+        open.push(fresh)
+        projectionOf(fresh).limits = limits
+        await fresh.ingest(events)
+        expect(await fresh.status('fact_s')).toBe('deleted')
+        const states = await Promise.all(events.map(async (event) => String((await fresh.log.get(event.id))?.bodyState)))
+        seen.push({ dump: await projectionDump(fresh), bodies: states, markers: await historyMarkers(fresh, 'fact_s') })
+        // The create's content is gone (the redaction); the update, after the deletion, is kept.
+        expect(states[events.indexOf(create)]).not.toBe('present')
+        expect(states[events.indexOf(update)]).toBe('present')
+      }
+      const [batched, stepwise] = seen as [typeof seen[0], typeof seen[0]]
+      expect(batched.markers).toEqual(stepwise.markers)
+      expect(batched.bodies).toEqual(stepwise.bodies)
+      expect(batched.dump).toBe(stepwise.dump)
+    })
+  }
+
+  // One id created as a fact of ep_p and as an episode; the episode redacted; ep_p forgotten by a
+  // replica that never saw the fact. Where the fact wins the kind and its deletion through ep_p is
+  // found before the redaction arrives, the deletion beats it. Applied in one batch, the redaction
+  // took the record first (with the episode's kind, which has no parent) and the seal found no
+  // deletion: a redacted episode, where a catch-up cut after the forget had a deleted fact.
+  it('a redaction after a deletion through the parent of the kind that wins, in one run, loses to it however catch-ups are cut', async () => {
+    const { memories, clock } = await openReplicas(4)
+    open.push(...memories)
+    const [owner, w1, w2, w3] = memories as [Memory, Memory, Memory, Memory]
+    await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent' })
+    for (const memory of [w1, w2, w3]) await deliver(owner, memory)
+    await w1.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'secret-fact', predicate: 'is', object: 'o' })
+    await w2.remember({ kind: 'episode', id: 'shared', summary: 'secret-episode' })
+    await w2.redact('shared')
+    await w3.forget('ep_p')
+    const [fromOwner, fromW1, fromW2, fromW3] = await Promise.all([owner, w1, w2, w3].map(ownEvents)) as EventEnvelope[][]
+    const [episodeCreate, redaction] = fromW2 as [EventEnvelope, EventEnvelope]
+    const events = [...fromOwner as EventEnvelope[], ...fromW1 as EventEnvelope[], episodeCreate, ...fromW3 as EventEnvelope[], redaction]
+    const seen: { dump: string; digest: string; status: string }[] = []
+    for (const limits of [CATCH_UP_LIMITS, { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }]) {
+      const fresh = await Memory.open({ clock, space: owner.space })
+      open.push(fresh)
+      projectionOf(fresh).limits = limits
+      await fresh.ingest(events)
+      seen.push({ dump: await projectionDump(fresh), digest: await fresh.digest(), status: String(await fresh.status('shared')) })
+    }
+    const [batched, stepwise] = seen as [typeof seen[0], typeof seen[0]]
+    expect(batched.status).toBe(stepwise.status)
+    expect(batched.dump).toBe(stepwise.dump)
+    expect(batched.digest).toBe(stepwise.digest)
   })
 })
