@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Memory } from '../../src/memory/index.js'
 import { CATCH_UP_LIMITS, type Projection } from '../../src/projection/index.js'
 import type { EventEnvelope } from '../../src/log/index.js'
+import type { ManualClock } from '../../src/log/clock.js'
 import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
 
 /** Every projection key and value but the meta (which holds the rebuild's run positions). */
@@ -479,17 +480,23 @@ describe('deletions found through a parent', () => {
     await expectRedactedContentGone(laptop, 'fact_s', 'secret-subject')
   })
 
+  /** An owner and three writers (closed after the test), all holding the episode ep_p. */
+  async function ownerAndThreeWithParent(): Promise<{ memories: [Memory, Memory, Memory, Memory]; clock: ManualClock }> {
+    const { memories, clock } = await openReplicas(4)
+    open.push(...memories)
+    const [owner, ...writers] = memories as [Memory, Memory, Memory, Memory]
+    await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent' })
+    for (const memory of writers) await deliver(owner, memory)
+    return { memories: memories as [Memory, Memory, Memory, Memory], clock }
+  }
+
   // Content for a redacted record arrives after the forget of its parent, in the run where the
   // redaction was applied. Applied in one batch, the seal found the deletion only after that
   // content, which was erased on arrival as content for a redacted record; a catch-up cut right
   // after the forget had found the record deleted (bodies kept) and kept the content as `k`.
   for (const order of ['redaction first', 'deletion first'] as const) {
     it(`content arriving after a redaction and a deletion through a parent in one run is kept, however catch-ups are cut (${order})`, async () => {
-      const { memories, clock } = await openReplicas(4)
-      open.push(...memories)
-      const [owner, phone, laptop, tablet] = memories as [Memory, Memory, Memory, Memory]
-      await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent' })
-      for (const memory of [phone, laptop, tablet]) await deliver(owner, memory)
+      const { memories: [owner, phone, laptop, tablet], clock } = await ownerAndThreeWithParent()
       // The phone creates fact_s under ep_p and redacts it; the tablet (which saw the create)
       // sets its speaker; the laptop, which never saw fact_s, forgets ep_p.
       await phone.remember({ kind: 'fact', id: 'fact_s', episodeID: 'ep_p', subject: 'secret-subject', predicate: 'y', object: 'z' })
@@ -530,11 +537,7 @@ describe('deletions found through a parent', () => {
   // took the record first (with the episode's kind, which has no parent) and the seal found no
   // deletion: a redacted episode, where a catch-up cut after the forget had a deleted fact.
   it('a redaction after a deletion through the parent of the kind that wins, in one run, loses to it however catch-ups are cut', async () => {
-    const { memories, clock } = await openReplicas(4)
-    open.push(...memories)
-    const [owner, w1, w2, w3] = memories as [Memory, Memory, Memory, Memory]
-    await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent' })
-    for (const memory of [w1, w2, w3]) await deliver(owner, memory)
+    const { memories: [owner, w1, w2, w3], clock } = await ownerAndThreeWithParent()
     await w1.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'secret-fact', predicate: 'is', object: 'o' })
     await w2.remember({ kind: 'episode', id: 'shared', summary: 'secret-episode' })
     await w2.redact('shared')
