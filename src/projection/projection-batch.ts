@@ -429,10 +429,9 @@ export class ProjectionBatch {
     // A redaction loses to a deletion, but asks for the content erased all the same: a record
     // deleted through its parent with its bodies kept loses those, as it would had the redaction
     // come first (what arrives later is kept, there as here).
-    // (The seal that marks kept bodies must not mark them again: what it read is gone.)
     if (operation.op === 'redact' && deletionBodies(current) === 'kept') {
       await this.purgeContent(decoded.id)
-      this.deletedBefore.set(decoded.id, 'erased')
+      this.purgedByRedaction.add(decoded.id)
     }
     else if (operation.op === 'redact') this.redactedInRun.add(decoded.id)
     for (const record of derived) {
@@ -575,7 +574,10 @@ export class ProjectionBatch {
         // it erases the content all the same, as it does when a cut falls between the two (its
         // own seal purges) or when the deletion was found first (applyEvent).
         // (What arrived after the deletion was found, kept as `k`, stays: as after such a cut.)
-        if (after !== before && before !== 'erased') await this.purgeContent(id, after !== 'kept' ? false : this.redactedInRun.has(id) ? 'spare' : true)
+        // (Bodies a redaction in this run erased are not marked kept again: what the purge would
+        // read is gone. A deletion naming the record still erases what came after.)
+        const purged = after === 'kept' && this.purgedByRedaction.has(id)
+        if (after !== before && before !== 'erased' && !purged) await this.purgeContent(id, after !== 'kept' ? false : this.redactedInRun.has(id) ? 'spare' : true)
         continue
       }
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
@@ -586,7 +588,11 @@ export class ProjectionBatch {
       }
     }
     this.redactedInRun.clear()
+    this.purgedByRedaction.clear()
   }
+
+  /** Records whose kept bodies a redaction erased since the last seal. */
+  private readonly purgedByRedaction = new Set<string>()
 
   /** Records a redaction reached, not deleted, since the last seal. */
   private readonly redactedInRun = new Set<string>()
