@@ -432,8 +432,7 @@ export class ProjectionBatch {
     if (operation.op === 'redact' && deletionBodies(current) === 'kept') {
       await this.purgeContent(decoded.id)
       this.purgedByRedaction.add(decoded.id)
-    }
-    else if (operation.op === 'redact') this.redactedInRun.add(decoded.id)
+    } else if (operation.op === 'redact') this.redactedInRun.add(decoded.id)
     for (const record of derived) {
       const state = this.loaded.get(record.id) ?? emptyRecordState(record.id, record.kind)
       const tombstoned = applyRecordOperation(state, { type: 'tombstone', op: 'delete', record: operation.record, derivedFrom: decoded.id }, {
@@ -570,12 +569,12 @@ export class ProjectionBatch {
       const after: DeletionBodies = now.status !== 'deleted' ? 'none' : keepsInferredBodies(state) ? 'kept' : 'erased'
       this.deletedBefore.set(id, after)
       if (now.status === 'deleted') {
-        // A redaction applied in this run, before the deletion this seal found through a parent:
-        // it erases the content all the same, as it does when a cut falls between the two (its
-        // own seal purges) or when the deletion was found first (applyEvent).
-        // (What arrived after the deletion was found, kept as `k`, stays: as after such a cut.)
-        // (Bodies a redaction in this run erased are not marked kept again: what the purge would
-        // read is gone. A deletion naming the record still erases what came after.)
+        // A redaction applied in this run, before the deletion this seal found through a parent,
+        // erases the content all the same, as it does when a cut falls between the two (its own
+        // seal purges) or when the deletion was found first (applyEvent); what arrived after the
+        // deletion was found, kept as `k`, stays, as after such a cut ('spare'). Bodies a
+        // redaction in this run already erased are not marked kept again (what the purge would
+        // read is gone); a deletion naming the record still erases what came after them.
         const purged = after === 'kept' && this.purgedByRedaction.has(id)
         if (after !== before && before !== 'erased' && !purged) await this.purgeContent(id, after !== 'kept' ? false : this.redactedInRun.has(id) ? 'spare' : true)
         continue
