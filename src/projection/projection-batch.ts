@@ -162,6 +162,10 @@ export class ProjectionBatch {
   /** Records touched since the current recorded-time run began (changed or revisited). */
   private readonly runTouched = new Set<string>()
   private readonly runChanged = new Set<string>()
+  /** Records changed since deletions were last closed: where an early close starts (applyEvent). */
+  private readonly changedSinceClose = new Set<string>()
+  /** What closes in this run reported of each deletion (its bodies): an early close reports a change only. */
+  private readonly reportedInRun = new Map<string, DeletionBodies>()
   /** Each touched record's view (bytes and decoded) at the start of the batch and now. */
   private readonly startViews = new Map<string, { bytes: Uint8Array | undefined; view: RecordView | undefined }>()
   private readonly views = new Map<string, { bytes: Uint8Array | undefined; view: RecordView | undefined }>()
@@ -294,6 +298,7 @@ export class ProjectionBatch {
     this.changed.add(id)
     this.referencesStale.add(id)
     this.runChanged.add(id)
+    this.changedSinceClose.add(id)
     this.runTouched.add(id)
   }
 
@@ -392,7 +397,7 @@ export class ProjectionBatch {
     // found first beats it. Deletions are closed now, as that seal would.
     const found = this.loaded.get(decoded.id)
     const redacting = operation.type === 'tombstone' ? operation.op === 'redact' : found?.tombstone?.op === 'redact'
-    if (redacting && found !== undefined && !isDeleted(found) && parentIds(found).length > 0 && this.runChanged.size > 0) await this.closeDeletions()
+    if (redacting && found !== undefined && !isDeleted(found) && parentIds(found).length > 0 && this.runChanged.size > 0) await this.closeDeletions(true)
     const current = this.loaded.get(decoded.id) ?? emptyRecordState(decoded.id, decoded.kind)
     const { header } = event
     const stamp = { wall: header.clock.wall, logical: header.clock.logical, author: header.author, seq: header.seq }
@@ -444,9 +449,18 @@ export class ProjectionBatch {
     }
   }
 
-  /** Deletes, with a derived tombstone, every record whose parent is deleted; repeats through referrers. */
-  private async closeDeletions(): Promise<void> {
-    let frontier = [...this.runChanged]
+  /**
+   * Deletes, with a derived tombstone, every record whose parent is deleted; repeats through
+   * referrers. The seal looks at every record the run changed. An `early` close (before a
+   * redaction, applyEvent) looks only at those changed since the last close and reports a
+   * deletion's referrers only when it is new to the run or its bodies changed: a record looked at
+   * before and not deleted then is reached again through a parent deleted since (its referrers
+   * are queued) or by changing itself. Without that, a catch-up of many redactions paid for the
+   * whole run at each one (8,000 took 45 s instead of 7.5 s).
+   */
+  private async closeDeletions(early = false): Promise<void> {
+    let frontier = [...(early ? this.changedSinceClose : this.runChanged)]
+    this.changedSinceClose.clear()
     const reported = new Set<string>()
     while (frontier.length > 0) {
       const parentsOf = new Map<string, string[]>()
@@ -490,10 +504,14 @@ export class ProjectionBatch {
       // keeps its bodies no longer.
       const newlyDeleted = frontier.filter((id) => {
         if (reported.has(id) || !isDeleted(this.loaded.get(id))) return false
+        if (early && this.reportedInRun.get(id) === deletionBodies(this.loaded.get(id))) return false
         const before = this.deletedBefore.get(id) ?? deletionBodies(this.original.get(id))
         return before === 'none' || (before === 'kept' && deletionBodies(this.loaded.get(id)) === 'erased')
       })
-      for (const id of newlyDeleted) reported.add(id)
+      for (const id of newlyDeleted) {
+        reported.add(id)
+        this.reportedInRun.set(id, deletionBodies(this.loaded.get(id)))
+      }
       const next: string[] = []
       const queued = new Set<string>()
       // A referrer looked at earlier in this run is looked at again: what it names is deleted now.
@@ -540,6 +558,7 @@ export class ProjectionBatch {
     const touched = [...this.runTouched]
     this.runTouched.clear()
     this.runChanged.clear()
+    this.reportedInRun.clear()
     await this.load(touched.flatMap((id) => {
       const state = this.loaded.get(id)
       return state ? dependencyIds(state) : []
