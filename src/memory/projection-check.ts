@@ -24,13 +24,13 @@ import { unescapeKeyPart } from '../projection/projection-keys.js'
 import type { MemoryCore } from './memory-core.js'
 
 /** How many differing keys a report names (all are counted). */
-export const MAX_NAMED_DIFFERENCES = 20
+const MAX_NAMED_DIFFERENCES = 20
 const COPY_BATCH = 10_000
 /**
  * A scratch directory beside the store it checks: this, the store directory's name, '-' and
  * mkdtemp's six characters (so a check never takes another store's scratch for a stale one).
  */
-export const SCRATCH_PREFIX = '.cairn-check-'
+const SCRATCH_PREFIX = '.cairn-check-'
 
 /** How often `onProgress` hears how far the derivation has got. */
 const PROGRESS_POLL_MS = 250

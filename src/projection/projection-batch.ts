@@ -68,6 +68,9 @@ const TOMBSTONE_OP = 't'
 const OTHER_KIND_OP = 'o'
 const EMPTY_VIEW = new Uint8Array(0)
 
+/** What purgeContent does with a record's content entries (see there). */
+type PurgeMode = 'erase' | 'keep' | 'spare'
+
 function isDeleted(state: RecordState | undefined): boolean {
   return state?.tombstone?.op === 'delete'
 }
@@ -595,7 +598,8 @@ export class ProjectionBatch {
         // redaction in this run already erased are not marked kept again (what the purge would
         // read is gone); a deletion naming the record still erases what came after them.
         const purged = after === 'kept' && this.purgedByRedaction.has(id)
-        if (after !== before && before !== 'erased' && !purged) await this.purgeContent(id, after !== 'kept' ? false : this.redactedInRun.has(id) ? 'spare' : true)
+        const mode: PurgeMode = after !== 'kept' ? 'erase' : this.redactedInRun.has(id) ? 'spare' : 'keep'
+        if (after !== before && before !== 'erased' && !purged) await this.purgeContent(id, mode)
         continue
       }
       if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
@@ -732,13 +736,13 @@ export class ProjectionBatch {
    * as such a deletion) content events are erased and those already kept stay kept: they arrived
    * after the deletion was found (applyEvent), where the redaction no longer reaches.
    */
-  private async purgeContent(id: string, keep: boolean | 'spare' = false): Promise<void> {
+  private async purgeContent(id: string, mode: PurgeMode = 'erase'): Promise<void> {
     const versions = this.keys.versionPrefix(id)
     for await (const key of this.storage.keys({ gte: versions, lt: this.keys.end(versions) })) this.writes.push({ type: 'del', key })
     const history = this.keys.historyPrefix(id)
     const contentEntry = (value: Uint8Array): EventId | undefined => {
       const entry = decodeJson(value) as string
-      return entry.startsWith(CONTENT_OP) || entry.startsWith(OTHER_KIND_OP) || (keep === false && entry.startsWith(KEPT_OP)) ? entry.slice(1) as EventId : undefined
+      return entry.startsWith(CONTENT_OP) || entry.startsWith(OTHER_KIND_OP) || (mode === 'erase' && entry.startsWith(KEPT_OP)) ? entry.slice(1) as EventId : undefined
     }
     const purged: { key: string; event: EventId }[] = []
     for await (const [key, value] of this.storage.entries({ gte: history, lt: this.keys.end(history) })) {
@@ -758,7 +762,7 @@ export class ProjectionBatch {
       }
     }
     for (const { key, event } of purged) {
-      if (keep === true) this.putOfRecord(id, { type: 'put', key, value: encodeJson(`${KEPT_OP}${event}`) })
+      if (mode === 'keep') this.putOfRecord(id, { type: 'put', key, value: encodeJson(`${KEPT_OP}${event}`) })
       else {
         this.erase.add(event)
         this.writes.push({ type: 'del', key })
