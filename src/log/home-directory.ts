@@ -43,6 +43,8 @@ export interface HomeOptions {
   readonly crypto?: CryptoProvider
   readonly clock?: Clock
   readonly sync?: boolean
+  /** LogStoreOptions.journalRotateBytes. */
+  readonly journalRotateBytes?: number
 }
 
 export function homePaths(dir: string): { identityFile: string; configFile: string; storeDir: string } {
@@ -68,6 +70,7 @@ function storeOptions(options: HomeOptions): HomeOptions {
     ...(options.crypto ? { crypto: options.crypto } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sync !== undefined ? { sync: options.sync } : {}),
+    ...(options.journalRotateBytes !== undefined ? { journalRotateBytes: options.journalRotateBytes } : {}),
   }
 }
 

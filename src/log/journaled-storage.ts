@@ -15,13 +15,40 @@ import type { LogStorage, StorageRange, StorageWrite } from './storage.js'
 import { WriteJournal } from './write-journal.js'
 
 export const JOURNAL_FILE = 'cairn-journal.log'
-/** Above this the writer waits for LevelDB to catch up, bounding the journal and the overlay. */
-export const MAX_UNFLUSHED_BYTES = 64 * 1024 * 1024
+/**
+ * When more than this is accepted but not yet in LevelDB, the writer waits for LevelDB to take
+ * some of it (one flush), bounding the overlay. The journal itself stays bounded by rotating.
+ */
+export const DEFAULT_MAX_UNFLUSHED_BYTES = 64 * 1024 * 1024
+
+/**
+ * At most this much goes to LevelDB in one write, so a writer held back waits for a bounded
+ * write, not for the whole backlog.
+ */
+export const DEFAULT_FLUSH_CHUNK_BYTES = 8 * 1024 * 1024
+
+export interface JournaledStorageOptions {
+  readonly sync?: boolean
+  /** See DEFAULT_MAX_UNFLUSHED_BYTES. */
+  readonly maxUnflushedBytes?: number
+  /** See DEFAULT_FLUSH_CHUNK_BYTES. */
+  readonly flushChunkBytes?: number
+  /** See write-journal.ts, DEFAULT_ROTATE_BYTES. */
+  readonly rotateBytes?: number
+}
+
+/** A journaled batch on its way to the inner store, with its size for the backpressure. */
+interface QueuedBatch {
+  readonly writes: StorageWrite[]
+  readonly bytes: number
+}
 
 export class JournaledStorage implements LogStorage {
   /** Values written but not yet in the inner store; null marks a delete. */
   private readonly overlay = new Map<string, Uint8Array | null>()
-  private queue: StorageWrite[][] = []
+  private queue: QueuedBatch[] = []
+  /** Bytes of the batches accepted and not yet in the inner store. */
+  private unflushedBytes = 0
   private flushing: Promise<void> | undefined
   private failure: StorageError | undefined
   private closed = false
@@ -34,20 +61,31 @@ export class JournaledStorage implements LogStorage {
   /** How many writeDerived batches had to take the journal (it was not empty): for tests and tuning. */
   derivedJournaled = 0
 
-  private constructor(private readonly inner: LogStorage, private readonly journal: WriteJournal) {}
+  private constructor(private readonly inner: LogStorage, private readonly journal: WriteJournal, private readonly limits: { readonly maxUnflushedBytes: number; readonly flushChunkBytes: number }) {}
 
   /** Wraps an open store, first replaying whatever its journal holds from a previous run. */
-  static async open(inner: LogStorage, directory: string, options: { sync?: boolean } = {}): Promise<JournaledStorage> {
+  static async open(inner: LogStorage, directory: string, options: JournaledStorageOptions = {}): Promise<JournaledStorage> {
     let opened: ReturnType<typeof WriteJournal.open>
     try {
-      opened = WriteJournal.open(path.join(directory, JOURNAL_FILE), { sync: options.sync ?? false })
+      opened = WriteJournal.open(path.join(directory, JOURNAL_FILE), {
+        sync: options.sync ?? false,
+        ...(options.rotateBytes !== undefined ? { rotateBytes: options.rotateBytes } : {}),
+      })
     } catch (error) {
       await inner.close()
       throw new StorageError('STORE_UNAVAILABLE', `the journal cannot be opened: ${(error as Error).message}`, { file: directory }, { cause: error })
     }
     for (const batch of opened.batches) await inner.write(batch)
     opened.journal.reset()
-    return new JournaledStorage(inner, opened.journal)
+    return new JournaledStorage(inner, opened.journal, {
+      maxUnflushedBytes: options.maxUnflushedBytes ?? DEFAULT_MAX_UNFLUSHED_BYTES,
+      flushChunkBytes: options.flushChunkBytes ?? DEFAULT_FLUSH_CHUNK_BYTES,
+    })
+  }
+
+  /** Bytes the journal's files hold now: 0 once LevelDB has everything (for tests). */
+  get journalBytes(): number {
+    return this.journal.size
   }
 
   get location(): string {
@@ -85,8 +123,8 @@ export class JournaledStorage implements LogStorage {
     this.checkUsable()
     if (writes.length === 0) return
     this.checkWrites(writes)
-    if (this.journal.size > MAX_UNFLUSHED_BYTES) await this.settled()
     let batch: StorageWrite[]
+    const before = this.journal.size
     try {
       // The journal's copies of the values serve reads until the flush: the caller may reuse its arrays.
       batch = this.journal.append(writes)
@@ -94,11 +132,20 @@ export class JournaledStorage implements LogStorage {
       throw new StorageError('STORAGE_FAILED', `the journal cannot be written: ${(error as Error).message}`, { file: this.location }, { cause: error })
     }
     for (const write of batch) this.overlay.set(write.key, write.type === 'put' ? write.value : null)
-    this.queue.push(batch)
+    const bytes = this.journal.size - before
+    this.unflushedBytes += bytes
+    this.queue.push({ writes: batch, bytes })
     this.accepted++
     // Flush on a later turn of the event loop: LevelDB's marshalling stays off the writer's path,
     // and everything written meanwhile goes to LevelDB as one batch.
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush())
+    // Backpressure once the batch is in (so batches keep the order of the calls): wait for one
+    // flush at a time, not for the queue to drain, so LevelDB keeps working meanwhile.
+    // The batch is durable now whatever happens next: a failing store ends the wait, not the write.
+    while (this.unflushedBytes > this.limits.maxUnflushedBytes && !this.failure) await this.untilFlushed(this.flushedBatches + 1)
+    // A writer that never waits on I/O (a bulk ingest) would keep the flush from hearing that
+    // LevelDB finished its last write: let the event loop turn once a backlog builds.
+    if (this.unflushedBytes > this.limits.flushChunkBytes) await new Promise<void>((resolve) => setImmediate(resolve))
   }
 
   /**
@@ -181,17 +228,17 @@ export class JournaledStorage implements LogStorage {
   private async flush(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const batches = this.queue
-        this.queue = []
-        const merged = batches.length === 1 ? (batches[0] as StorageWrite[]) : batches.flat()
+        const batches = this.takeChunk()
+        const merged = batches.length === 1 ? (batches[0] as QueuedBatch).writes : batches.flatMap((batch) => batch.writes)
         await this.inner.write(merged)
         this.flushedBatches += batches.length
-        this.wakeFlushWaiters()
+        for (const batch of batches) this.unflushedBytes -= batch.bytes
         for (const write of merged) {
           // A later write to the same key keeps its newer overlay entry.
           if (this.overlay.get(write.key) === (write.type === 'put' ? write.value : null)) this.overlay.delete(write.key)
         }
-        if (this.queue.length === 0) this.journal.reset()
+        this.journal.release(this.flushedBatches)
+        this.wakeFlushWaiters()
       }
     } catch (error) {
       this.failure = new StorageError('STORAGE_FAILED', `writing to the store failed; reopen it to recover from the journal: ${(error as Error).message}`, { file: this.location }, { cause: error })
@@ -200,6 +247,17 @@ export class JournaledStorage implements LogStorage {
       // On failure nothing more will flush: waiters wake and find the storage unusable.
       if (this.failure) this.wakeFlushWaiters(true)
     }
+  }
+
+  /** The oldest queued batches, up to flushChunkBytes (at least one): one LevelDB write. */
+  private takeChunk(): QueuedBatch[] {
+    let count = 0
+    let bytes = 0
+    while (count < this.queue.length && (count === 0 || bytes + (this.queue[count] as QueuedBatch).bytes <= this.limits.flushChunkBytes)) {
+      bytes += (this.queue[count] as QueuedBatch).bytes
+      count++
+    }
+    return this.queue.splice(0, count)
   }
 
   private wakeFlushWaiters(all = false): void {
@@ -214,8 +272,13 @@ export class JournaledStorage implements LogStorage {
 
   /** Resolves once the first `upTo` journaled batches are in the inner store (not waiting for later ones). */
   private async flushedThrough(upTo: number): Promise<void> {
-    if (this.flushedBatches < upTo && !this.failure) await new Promise<void>((resolve) => this.flushWaiters.push({ upTo, resolve }))
+    await this.untilFlushed(upTo)
     this.checkUsable()
+  }
+
+  /** Resolves once the first `upTo` journaled batches are in the inner store or it failed. */
+  private async untilFlushed(upTo: number): Promise<void> {
+    if (this.flushedBatches < upTo && !this.failure) await new Promise<void>((resolve) => this.flushWaiters.push({ upTo, resolve }))
   }
 
   private checkWrites(writes: readonly StorageWrite[]): void {

@@ -3,7 +3,7 @@
  * spaces (writing their genesis), opens existing ones, and opens empty replicas of spaces that
  * live elsewhere, which learn their genesis from the first ingest.
  */
-import { assertBoolean, assertNonEmptyString, assertOptions, assertString } from '../assert.js'
+import { assertBoolean, assertInteger, assertNonEmptyString, assertOptions, assertString } from '../assert.js'
 import { InputError } from '../errors.js'
 import { ApplyBatch } from './apply-batch.js'
 import { GENESIS_OP } from './authorization.js'
@@ -32,13 +32,18 @@ export interface LogStoreOptions {
   readonly sync?: boolean
   /** With `path`: create the store when the directory holds none (default true). */
   readonly createIfMissing?: boolean
+  /**
+   * With `path`: bytes after which the write journal goes on in a new file (default 64 MiB,
+   * write-journal.ts). A tuning knob; tests use a small one to exercise rotation.
+   */
+  readonly journalRotateBytes?: number
 }
 
 /** LevelDB behind a write journal: appends are durable when the journal write returns. */
 async function openDiskStorage(path: string, options: LogStoreOptions): Promise<LogStorage> {
   const sync = options.sync ?? false
   const inner = await LevelLogStorage.openDisk(path, { sync, createIfMissing: options.createIfMissing ?? true })
-  return JournaledStorage.open(inner, path, { sync })
+  return JournaledStorage.open(inner, path, { sync, ...(options.journalRotateBytes !== undefined ? { rotateBytes: options.journalRotateBytes } : {}) })
 }
 
 export class LogStore {
@@ -50,10 +55,11 @@ export class LogStore {
    * @throws StorageError STORE_LOCKED, STORE_UNAVAILABLE
    */
   static async open(options: LogStoreOptions = {}): Promise<LogStore> {
-    const raw = assertOptions(options, ['path', 'storage', 'crypto', 'clock', 'sync', 'createIfMissing'], 'options')
+    const raw = assertOptions(options, ['path', 'storage', 'crypto', 'clock', 'sync', 'createIfMissing', 'journalRotateBytes'], 'options')
     const path = raw.path === undefined ? undefined : assertNonEmptyString(raw.path, 'options.path')
     if (raw.sync !== undefined) assertBoolean(raw.sync, 'options.sync')
     if (raw.createIfMissing !== undefined) assertBoolean(raw.createIfMissing, 'options.createIfMissing')
+    if (raw.journalRotateBytes !== undefined) assertInteger(raw.journalRotateBytes, 'options.journalRotateBytes', 1)
     const storage = options.storage ??
       (path !== undefined ? await openDiskStorage(path, options) : await LevelLogStorage.openMemory())
     return new LogStore(storage, options.crypto ?? defaultCrypto(), options.clock ?? new SystemClock())

@@ -1,5 +1,5 @@
 /**
- * An append-only journal file of storage batches: the durability point of a disk store.
+ * An append-only journal of storage batches: the durability point of a disk store.
  *
  * Why: classic-level writes on a worker thread, and the round trip costs ~30–60 µs even for a
  * small batch, more than the work of an append itself. A synchronous `write` to a file costs a
@@ -12,42 +12,97 @@
  * `u8 1 | u32le key length | key` (delete). A frame is one atomic batch: replay applies whole
  * frames in order and stops at the first torn or corrupt one (a crash mid-append), which it
  * truncates away. Replaying a frame twice is harmless (puts and deletes of whole values).
+ *
+ * Files: the journal starts in one file and, once that holds DEFAULT_ROTATE_BYTES, goes on in a
+ * new one (`<stem>.<generation>.log`). A file is removed once the store behind holds every batch
+ * in it (`release`), so under a steady stream of writes the journal stays a few files long and
+ * the writer never has to stop for the store to drain it.
  */
 import fs from 'node:fs'
+import path from 'node:path'
 import zlib from 'node:zlib'
 import type { StorageWrite } from './storage.js'
 
 const FRAME_HEADER_BYTES = 8
 /** A frame longer than this is treated as corrupt (a batch is far smaller in practice). */
 export const MAX_FRAME_BYTES = 1024 * 1024 * 1024
+/** Past this size the next batch starts a new file, so flushed files can go while writes go on. */
+export const DEFAULT_ROTATE_BYTES = 64 * 1024 * 1024
+
+/** One file of the journal: its generation orders it among the others. */
+interface JournalFile {
+  readonly generation: number
+  readonly name: string
+  size: number
+  /** The number (1-based, since open) of the last batch appended to it; 0 if none since open. */
+  lastBatch: number
+}
+
+export interface WriteJournalOptions {
+  readonly sync: boolean
+  /** Start a new file once the current one holds this many bytes (default DEFAULT_ROTATE_BYTES). */
+  readonly rotateBytes?: number
+}
 
 export class WriteJournal {
-  private constructor(private readonly fd: number, private sizeBytes: number, private readonly sync: boolean) {}
+  /** Batches appended since open. */
+  private appended = 0
 
-  /** Opens (creating) the journal and returns the intact batches it holds, oldest first. */
-  static open(file: string, options: { sync: boolean }): { journal: WriteJournal; batches: StorageWrite[][] } {
-    const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600)
-    const bytes = fs.readFileSync(fd)
+  private constructor(
+    private readonly base: string,
+    /** Oldest first; the last one takes appends. Never empty. */
+    private files: JournalFile[],
+    /** The open descriptor of the last file (only that one is open: older ones are only removed). */
+    private fd: number,
+    private readonly sync: boolean,
+    private readonly rotateBytes: number,
+  ) {}
+
+  /**
+   * Opens (creating) the journal and returns the intact batches it holds, oldest first. The
+   * journal is the file `file` (generation 0) and the files `<file stem>.<n>.log` started when it
+   * rotated; they are read in generation order, and reading stops at the first torn or corrupt
+   * frame: that file is cut there and every later file is removed, so what replays is always a
+   * prefix of the batches written.
+   */
+  static open(file: string, options: WriteJournalOptions): { journal: WriteJournal; batches: StorageWrite[][] } {
+    const rotated = fs.readdirSync(path.dirname(file))
+      .map((name) => ({ name: path.join(path.dirname(file), name), generation: rotatedGeneration(file, name) }))
+      .filter((entry): entry is { name: string; generation: number } => entry.generation !== undefined)
+      .sort((a, b) => a.generation - b.generation)
+    const names = [{ name: file, generation: 0 }, ...rotated]
+    const files: JournalFile[] = []
     const batches: StorageWrite[][] = []
-    let offset = 0
-    while (offset + FRAME_HEADER_BYTES <= bytes.length) {
-      const length = bytes.readUInt32LE(offset)
-      const crc = bytes.readUInt32LE(offset + 4)
-      const end = offset + FRAME_HEADER_BYTES + length
-      if (length > MAX_FRAME_BYTES || end > bytes.length) break
-      const payload = bytes.subarray(offset + FRAME_HEADER_BYTES, end)
-      if (zlib.crc32(payload) !== crc) break
-      const batch = decodeBatch(payload)
-      if (!batch) break
-      batches.push(batch)
-      offset = end
+    let fd = -1
+    let intact = true
+    for (const { name, generation } of names) {
+      if (!intact) {
+        fs.rmSync(name, { force: true })
+        continue
+      }
+      if (fd >= 0) fs.closeSync(fd)
+      fd = fs.openSync(name, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600)
+      const bytes = fs.readFileSync(fd)
+      const offset = readFrames(bytes, batches)
+      if (offset !== bytes.length) {
+        fs.ftruncateSync(fd, offset)
+        intact = false
+      }
+      files.push({ generation, name, size: offset, lastBatch: 0 })
     }
-    if (offset !== bytes.length) fs.ftruncateSync(fd, offset)
-    return { journal: new WriteJournal(fd, offset, options.sync), batches }
+    return { journal: new WriteJournal(file, files, fd, options.sync, options.rotateBytes ?? DEFAULT_ROTATE_BYTES), batches }
   }
 
+  /** Bytes held in the journal's files: 0 exactly when it holds no batch. */
   get size(): number {
-    return this.sizeBytes
+    let total = 0
+    for (const file of this.files) total += file.size
+    return total
+  }
+
+  /** How many files the journal has now (for tests). */
+  get fileCount(): number {
+    return this.files.length
   }
 
   /**
@@ -78,24 +133,107 @@ export class WriteJournal {
     })
     frame.writeUInt32LE(size - FRAME_HEADER_BYTES, 0)
     frame.writeUInt32LE(zlib.crc32(frame.subarray(FRAME_HEADER_BYTES)), 4)
+    const file = this.fileFor()
     // The frame lands whole or (on a crash mid-call) is cut off and dropped on replay.
-    let written = fs.writeSync(this.fd, frame, 0, size, this.sizeBytes)
-    while (written < size) written += fs.writeSync(this.fd, frame, written, size - written, this.sizeBytes + written)
-    this.sizeBytes += size
+    let written = fs.writeSync(this.fd, frame, 0, size, file.size)
+    while (written < size) written += fs.writeSync(this.fd, frame, written, size - written, file.size + written)
+    file.size += size
     if (this.sync) fs.fdatasyncSync(this.fd)
+    file.lastBatch = ++this.appended
     return copied
   }
 
-  /** Empties the journal: call only when every batch in it is durable in the store behind it. */
+  /**
+   * Lets go of what the store behind holds: `flushed` is how many batches appended since open
+   * are durable there (in append order). Older files holding only such batches are removed; the
+   * current file is emptied once every batch is.
+   */
+  release(flushed: number): void {
+    const current = this.files[this.files.length - 1] as JournalFile
+    while (this.files.length > 1 && (this.files[0] as JournalFile).lastBatch <= flushed) {
+      const old = this.files.shift() as JournalFile
+      fs.rmSync(old.name, { force: true })
+    }
+    if (this.files.length === 1 && current.lastBatch <= flushed && current.size > 0) {
+      fs.ftruncateSync(this.fd, 0)
+      current.size = 0
+    }
+  }
+
+  /**
+   * Empties the journal: call only when every batch in it is durable in the store behind it.
+   * What is left is the first file, empty, so the generations start again from 0.
+   */
   reset(): void {
-    if (this.sizeBytes === 0) return
-    fs.ftruncateSync(this.fd, 0)
-    this.sizeBytes = 0
+    this.release(this.appended)
+    const current = this.files[0] as JournalFile
+    if (current.generation === 0) return
+    const fd = fs.openSync(this.base, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600)
+    fs.closeSync(this.fd)
+    this.fd = fd
+    this.files = [{ generation: 0, name: this.base, size: 0, lastBatch: this.appended }]
+    fs.rmSync(current.name, { force: true })
   }
 
   close(): void {
     fs.closeSync(this.fd)
   }
+
+  /** The file the next batch goes to: a new one when the current is full. */
+  private fileFor(): JournalFile {
+    const current = this.files[this.files.length - 1] as JournalFile
+    if (current.size < this.rotateBytes) return current
+    const generation = current.generation + 1
+    const name = rotatedName(this.base, generation)
+    const fd = fs.openSync(name, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600)
+    // With sync, the new file's name must survive power loss too.
+    if (this.sync) syncDirectory(path.dirname(name))
+    fs.closeSync(this.fd)
+    this.fd = fd
+    const next: JournalFile = { generation, name, size: 0, lastBatch: 0 }
+    this.files.push(next)
+    return next
+  }
+}
+
+/** `<stem>.<generation>.log` beside `base` (`<stem>.log`). */
+function rotatedName(base: string, generation: number): string {
+  return `${base.replace(/\.log$/, '')}.${generation}.log`
+}
+
+/** The generation of a rotated file of `base` named `name`, or undefined if it is not one. */
+function rotatedGeneration(base: string, name: string): number | undefined {
+  const stem = path.basename(base).replace(/\.log$/, '')
+  if (!name.startsWith(`${stem}.`) || !name.endsWith('.log')) return undefined
+  const middle = name.slice(stem.length + 1, -'.log'.length)
+  return /^[1-9][0-9]{0,8}$/.test(middle) ? Number(middle) : undefined
+}
+
+function syncDirectory(directory: string): void {
+  const fd = fs.openSync(directory, fs.constants.O_RDONLY)
+  try {
+    fs.fsyncSync(fd)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/** Decodes the whole frames at the start of `bytes` into `batches`; returns where they end. */
+function readFrames(bytes: Buffer, batches: StorageWrite[][]): number {
+  let offset = 0
+  while (offset + FRAME_HEADER_BYTES <= bytes.length) {
+    const length = bytes.readUInt32LE(offset)
+    const crc = bytes.readUInt32LE(offset + 4)
+    const end = offset + FRAME_HEADER_BYTES + length
+    if (length > MAX_FRAME_BYTES || end > bytes.length) break
+    const payload = bytes.subarray(offset + FRAME_HEADER_BYTES, end)
+    if (zlib.crc32(payload) !== crc) break
+    const batch = decodeBatch(payload)
+    if (!batch) break
+    batches.push(batch)
+    offset = end
+  }
+  return offset
 }
 
 function decodeBatch(payload: Buffer): StorageWrite[] | undefined {

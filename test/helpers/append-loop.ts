@@ -2,7 +2,7 @@
  * Child process for test/log/crash-safety.test.ts: appends to a disk store in a loop until it
  * is killed, and reports on stdout, one JSON line at a time, exactly what was acknowledged.
  *
- *   node --import tsx test/helpers/append-loop.ts <home dir> [seed]
+ *   node --import tsx test/helpers/append-loop.ts <home dir> [seed] [journal rotate bytes]
  *
  * First run: `initHome` (identity, space, store). Later runs: `openHome`, resuming the same
  * author's chain. Lines, in the order things happen:
@@ -27,9 +27,10 @@ function line(value: unknown): void {
 
 async function main(): Promise<void> {
   const dir = process.argv[2]
-  if (!dir) throw new Error('usage: append-loop.ts <home dir> [seed]')
+  if (!dir) throw new Error('usage: append-loop.ts <home dir> [seed] [journal rotate bytes]')
   const random = seededRandom(Number(process.argv[3] ?? Date.now()))
-  const home: Home = existsSync(homePaths(dir).configFile) ? await openHome(dir) : await initHome(dir, { name: 'crash-safety' })
+  const rotate = process.argv[4] ? { journalRotateBytes: Number(process.argv[4]) } : {}
+  const home: Home = existsSync(homePaths(dir).configFile) ? await openHome(dir, rotate) : await initHome(dir, { name: 'crash-safety', ...rotate })
   const { log, identity } = home
   line({ type: 'ready', space: log.space, author: identity.author, seq: log.versionVector()[identity.author] ?? 0 })
 

@@ -230,6 +230,15 @@ const ENTRY_POINTS: EntryPoint[] = [
     accepts: (value) => value === undefined || (typeof value === 'string' && value !== '' && !value.includes('\u0000')),
   },
   {
+    name: 'LogStore.open({ journalRotateBytes: garbage })',
+    codes: ['WRONG_TYPE', 'OUT_OF_RANGE'],
+    call: async (_f, value) => {
+      const store = await LogStore.open({ journalRotateBytes: value as never })
+      await store.close()
+    },
+    accepts: (value) => value === undefined || (Number.isSafeInteger(value) && (value as number) >= 1),
+  },
+  {
     name: 'Identity.fromSeed(garbage)',
     codes: ['WRONG_TYPE', 'WRONG_LENGTH'],
     call: (_f, value) => Identity.fromSeed(value as never),

@@ -3,7 +3,8 @@
  * loop, single appends and batches of random size, and is killed with SIGKILL at a random
  * moment; the store then reopens in this process, verifies, and must hold every append the
  * child saw return, on one contiguous chain. The cycle repeats on the same directory, the child
- * resuming the same chain each time. A batch is atomic, so the store holds either none or all
+ * resuming the same chain each time, every other cycle with a journal that starts a new file
+ * every 16 KiB (so kills land across its files and their removal). A batch is atomic, so the store holds either none or all
  * of the call that was in flight when the child died.
  *
  * Every failure message names its seed; CAIRN_CRASH_SEED=<seed> npx vitest run <this file> replays
@@ -21,6 +22,7 @@ import { seededRandom, seedFromEnv } from '../helpers/seeded-random.js'
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..')
 const CHILD = 'test/helpers/append-loop.ts'
 const CYCLES = 6
+const SMALL_JOURNAL_FILE_BYTES = 16 * 1024
 const SEED = seedFromEnv('CAIRN_CRASH_SEED')
 
 interface Ack {
@@ -48,8 +50,8 @@ type ChildLine =
  * it with SIGKILL, and returns what it acknowledged. Only complete lines count: a line cut off
  * by the kill acknowledges nothing.
  */
-async function runAndKill(dir: string, childSeed: number, killAfterAcks: number, killDelayMs: number): Promise<Cycle> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, String(childSeed)], {
+async function runAndKill(dir: string, childSeed: number, killAfterAcks: number, killDelayMs: number, rotateBytes?: number): Promise<Cycle> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, String(childSeed), ...(rotateBytes ? [String(rotateBytes)] : [])], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -189,8 +191,11 @@ describe('crash safety of the disk store', () => {
       const killAfterAcks = 1 + Math.floor(random() * 25)
       const killDelayMs = Math.floor(random() * 150)
       const childSeed = Math.floor(random() * 2 ** 31)
-      const label = `CAIRN_CRASH_SEED=${SEED}, cycle ${cycle}, kill after ${killAfterAcks} acks + ${killDelayMs} ms`
-      const result = await runAndKill(dir, childSeed, killAfterAcks, killDelayMs)
+      // Every other cycle the journal goes on in a new file every few appends, so kills land
+      // across its files and on the removal of flushed ones.
+      const rotateBytes = cycle % 2 === 1 ? SMALL_JOURNAL_FILE_BYTES : undefined
+      const label = `CAIRN_CRASH_SEED=${SEED}, cycle ${cycle}, kill after ${killAfterAcks} acks + ${killDelayMs} ms${rotateBytes ? ', small journal files' : ''}`
+      const result = await runAndKill(dir, childSeed, killAfterAcks, killDelayMs, rotateBytes)
       expect(result.acks.length, label).toBeGreaterThan(0)
       if (last) {
         expect(result.space, label).toBe(last.space)

@@ -3,12 +3,12 @@
  * replayed from the journal after a crash, torn and corrupt tails dropped, reads that see
  * writes not yet flushed, and a failing inner store refusing further work.
  */
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { StorageError } from '../../src/errors.js'
-import { JOURNAL_FILE, JournaledStorage } from '../../src/log/journaled-storage.js'
+import { JOURNAL_FILE, JournaledStorage, type JournaledStorageOptions } from '../../src/log/journaled-storage.js'
 import { LevelLogStorage } from '../../src/log/level-storage.js'
 import type { LogStorage, StorageWrite } from '../../src/log/storage.js'
 import { WriteJournal } from '../../src/log/write-journal.js'
@@ -44,6 +44,38 @@ async function crashWithJournal(dir: string, batches: StorageWrite[][]): Promise
   const { journal } = WriteJournal.open(path.join(dir, JOURNAL_FILE), { sync: false })
   for (const batch of batches) journal.append(batch)
   journal.close()
+}
+
+/** The journal's files in the directory, oldest generation first. */
+async function journalFiles(dir: string): Promise<string[]> {
+  const generation = (name: string): number => Number(/\.(\d+)\.log$/.exec(name)?.[1] ?? 0)
+  return (await readdir(dir)).filter((name) => name.startsWith('cairn-journal')).sort((a, b) => generation(a) - generation(b))
+}
+
+/** A journaled store whose LevelDB writes wait until `open()` is called (each call lets one through). */
+async function openGated(dir: string, options: JournaledStorageOptions): Promise<{ storage: JournaledStorage; inner: LevelLogStorage; innerWrites: StorageWrite[][]; letOneThrough: () => void }> {
+  const inner = await LevelLogStorage.openDisk(dir)
+  const storage = await JournaledStorage.open(inner, dir, options)
+  const innerWrite = inner.write.bind(inner)
+  const innerWrites: StorageWrite[][] = []
+  const gates: (() => void)[] = []
+  let passes = 0
+  inner.write = async (writes) => {
+    innerWrites.push([...writes])
+    if (passes > 0) passes--
+    else await new Promise<void>((resolve) => gates.push(resolve))
+    return innerWrite(writes)
+  }
+  const letOneThrough = (): void => {
+    const gate = gates.shift()
+    if (gate) gate()
+    else passes++
+  }
+  return { storage, inner, innerWrites, letOneThrough }
+}
+
+const turns = async (count: number): Promise<void> => {
+  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve))
 }
 
 runStorageSuite('JournaledStorage on disk', async () => openJournaled(await freshDir()), {
@@ -85,6 +117,102 @@ describe('JournaledStorage', () => {
     await appendFile(file, Buffer.from([1, 2, 3]))
     const storage = await openJournaled(dir)
     expect(await listAll(storage)).toEqual([['first', '1']])
+    await storage.close()
+  })
+
+  it('goes on in new files past its rotation size, and a crash replays every file in order', async () => {
+    const dir = await freshDir()
+    const { storage, inner } = await openGated(dir, { rotateBytes: 100 })
+    const value = (i: number): Uint8Array => bytes(`v${i}`.padEnd(60, '.'))
+    for (let i = 0; i < 8; i++) await storage.write([{ type: 'put', key: 'same', value: value(i) }, { type: 'put', key: `k${i}`, value: value(i) }])
+    const names = await journalFiles(dir)
+    expect(names.length).toBeGreaterThanOrEqual(4)
+    // Crash: LevelDB never got a batch; the files are left as they are.
+    const contents = await Promise.all(names.map((name) => readFile(path.join(dir, name))))
+    await inner.close()
+    await Promise.all(names.map((name, i) => writeFile(path.join(dir, name), contents[i] as Buffer)))
+    const reopened = await openJournaled(dir)
+    expect(text(await reopened.get('same'))).toBe(text(value(7)))
+    expect((await listAll(reopened)).map(([key]) => key)).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'same'])
+    expect(await journalFiles(dir)).toEqual([JOURNAL_FILE])
+    await reopened.close()
+  })
+
+  it('removes a rotated file once LevelDB holds every batch in it', async () => {
+    const dir = await freshDir()
+    const { storage, letOneThrough } = await openGated(dir, { rotateBytes: 100, flushChunkBytes: 1 })
+    for (let i = 0; i < 6; i++) await storage.write([{ type: 'put', key: `k${i}`, value: bytes('x'.repeat(95)) }]) // a file each
+    const before = await journalFiles(dir)
+    expect(before).toHaveLength(6)
+    letOneThrough() // the first batch only (chunks of one batch)
+    await turns(5)
+    const after = await journalFiles(dir)
+    expect(after).not.toContain(before[0])
+    expect(after.length).toBe(before.length - 1)
+    for (let i = 0; i < 6; i++) letOneThrough()
+    await storage.settled()
+    expect(await journalFiles(dir)).toHaveLength(1)
+    expect(storage.journalBytes).toBe(0)
+    await storage.close()
+  })
+
+  it('stops replay at a corrupt frame in an older file and drops every later file', async () => {
+    const dir = await freshDir()
+    const inner = await LevelLogStorage.openDisk(dir)
+    await inner.close()
+    const { journal } = WriteJournal.open(path.join(dir, JOURNAL_FILE), { sync: false, rotateBytes: 50 })
+    for (let i = 0; i < 6; i++) journal.append([{ type: 'put', key: `k${i}`, value: bytes('y'.repeat(40)) }])
+    journal.close()
+    const names = await journalFiles(dir)
+    expect(names.length).toBe(6)
+    // The third batch's file (generation 2) gets a flipped byte.
+    const third = path.join(dir, 'cairn-journal.2.log')
+    const damaged = await readFile(third)
+    damaged[damaged.length - 1] = (damaged[damaged.length - 1] as number) ^ 0xff
+    await writeFile(third, damaged)
+    const storage = await openJournaled(dir)
+    expect((await listAll(storage)).map(([key]) => key)).toEqual(['k0', 'k1'])
+    expect(await journalFiles(dir)).toEqual([JOURNAL_FILE])
+    await storage.close()
+  })
+
+  it('holds a writer back while too much waits for LevelDB, until one flush lands, keeping call order', async () => {
+    const dir = await freshDir()
+    const { storage, innerWrites, letOneThrough } = await openGated(dir, { maxUnflushedBytes: 200, flushChunkBytes: 1 })
+    const big = bytes('z'.repeat(100))
+    await storage.write([{ type: 'put', key: 'a', value: big }])
+    let secondDone = false
+    const second = storage.write([{ type: 'put', key: 'shared', value: bytes('second') }, { type: 'put', key: 'b', value: big }]).then(() => { secondDone = true })
+    const third = storage.write([{ type: 'put', key: 'shared', value: bytes('third') }])
+    await turns(5)
+    expect(secondDone).toBe(false)
+    // Accepted already: reads see it, and the later call's value wins.
+    expect(text(await storage.get('b'))).toBe('z'.repeat(100))
+    expect(text(await storage.get('shared'))).toBe('third')
+    letOneThrough() // 'a' alone: the second batch still waits, but the writer may go on
+    await second
+    expect(innerWrites).toHaveLength(2)
+    letOneThrough()
+    letOneThrough()
+    await third
+    await storage.settled()
+    expect(innerWrites.map((writes) => writes.map((write) => write.key))).toEqual([['a'], ['shared', 'b'], ['shared']])
+    await storage.close()
+    const reopened = await openJournaled(dir)
+    expect(text(await reopened.get('shared'))).toBe('third')
+    await reopened.close()
+  })
+
+  it('sends a backlog to LevelDB in chunks of at most flushChunkBytes (one batch at least)', async () => {
+    const dir = await freshDir()
+    const { storage, innerWrites, letOneThrough } = await openGated(dir, { flushChunkBytes: 250 })
+    for (let i = 0; i < 3; i++) letOneThrough()
+    for (let i = 0; i < 9; i++) await storage.write([{ type: 'put', key: `k${i}`, value: bytes('q'.repeat(100)) }])
+    for (let i = 0; i < 9; i++) letOneThrough()
+    await storage.settled()
+    expect(innerWrites.flat().map((write) => write.key)).toEqual(Array.from({ length: 9 }, (_, i) => `k${i}`))
+    expect(innerWrites.length).toBeGreaterThan(2)
+    for (const writes of innerWrites) expect(writes.length).toBeLessThanOrEqual(2)
     await storage.close()
   })
 
