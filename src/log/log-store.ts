@@ -95,7 +95,11 @@ export class LogStore {
     const id = assertSpaceId(space, 'space')
     let log = this.spaces.get(id)
     if (!log) {
-      log = SpaceState.load(this.storage, id).then((state) => new SpaceLog(this.storage, state, this.crypto, this.clock))
+      log = SpaceState.load(this.storage, id).then(async (state) => {
+        const opened = new SpaceLog(this.storage, state, this.crypto, this.clock)
+        await opened.resumeErasureCompaction()
+        return opened
+      })
       log.catch(() => this.spaces.delete(id))
       this.spaces.set(id, log)
     }
@@ -126,6 +130,8 @@ export class LogStore {
   }
 
   async close(): Promise<void> {
+    // Erased bodies leave the files before the store closes.
+    for (const log of this.spaces.values()) await (await log.catch(() => undefined))?.erasuresCompacted()
     await this.storage.close()
   }
 }

@@ -19,6 +19,7 @@ import { buildEvent } from './event-builder.js'
 import { nextHlc } from './hlc.js'
 import { assertIdentity, type Identity } from './identity.js'
 import { assertAuthorKey, assertEventId, type AuthorKey, type EventId, type SpaceId } from './ids.js'
+import { ErasureCompactor } from './erasure-compactor.js'
 import { decodeIngestInput, ingestDecoded, type IngestContext } from './ingest-run.js'
 import { Listeners } from './listeners.js'
 import { toEnvelope, toLogEvent, type LogEvent } from './log-event.js'
@@ -89,10 +90,13 @@ function validateEntry(entry: unknown, index: number): AppendEntry {
   return { op, data: raw.data === undefined ? null : (raw.data as JsonValue) }
 }
 
+const COMPACTION_OWED = new Uint8Array([1])
+
 export class SpaceLog {
   private readonly listeners = new Listeners<SpaceLogEvents>()
   private readonly mutex = new Mutex()
   private readonly ingestContext: IngestContext
+  private readonly compactor: ErasureCompactor
 
   constructor(
     private readonly storage: LogStorage,
@@ -104,6 +108,9 @@ export class SpaceLog {
       storage, state, crypto, space: state.space, nowMs: () => clock.nowMs(),
       recordEquivocation: (equivocation) => this.recordEquivocation(equivocation),
     }
+    this.compactor = new ErasureCompactor(storage, (outstanding) => this.mutex.run(async () => {
+      if (!outstanding()) await this.storage.write([{ type: 'del', key: keys.compactionOwed(this.space) }])
+    }))
   }
 
   get space(): SpaceId {
@@ -256,8 +263,9 @@ export class SpaceLog {
 
   /**
    * Erases the bodies of applied data events: the body bytes are deleted and compacted out of
-   * the store's files, the header stays (so chains and signatures still verify), and the
-   * event is marked so that a body re-sent later is never stored again.
+   * the store's files (in the background, shortly after: `erasuresCompacted`), the header stays
+   * (so chains and signatures still verify), and the event is marked so that a body re-sent
+   * later is never stored again.
    * @returns the ids whose bodies were erased now
    * @throws InputError UNKNOWN_EVENT; AuthError NOT_ERASABLE for control events
    */
@@ -297,11 +305,29 @@ export class SpaceLog {
         removed.push(id)
       })
       if (removed.length === 0) return removed
+      // The bytes leave the files with a compaction soon after; until then the marker says one is owed.
+      writes.push({ type: 'put', key: keys.compactionOwed(this.space), value: COMPACTION_OWED })
       await this.storage.write(writes)
       const sorted = [...removed].sort()
-      await this.storage.compact(keys.event(this.space, sorted[0] as string), keys.event(this.space, `${sorted[sorted.length - 1]}\uffff`))
+      this.compactor.request({ start: keys.event(this.space, sorted[0] as string), end: keys.event(this.space, `${sorted[sorted.length - 1]}\uffff`) })
       return removed
     })
+  }
+
+  /**
+   * Resolves once the erased and withheld bodies so far are compacted out of the store's files
+   * (`erase` only writes; the compaction follows in the background, many erasures at a time).
+   * `LogStore.close` waits for it. A failed compaction is retried when the space is next opened.
+   */
+  async erasuresCompacted(): Promise<void> {
+    await this.compactor.settled()
+  }
+
+  /** After a crash before an owed compaction: compacts the space's events now (in the background). */
+  async resumeErasureCompaction(): Promise<void> {
+    if ((await this.storage.get(keys.compactionOwed(this.space))) === undefined) return
+    const prefix = keys.eventPrefix(this.space)
+    this.compactor.request({ start: prefix, end: keys.end(prefix) })
   }
 
   /** A setting of this replica (what it last synced through, say): stored beside its log, never synced. */

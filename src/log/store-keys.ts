@@ -13,6 +13,8 @@
  *   <space>:b:<id>                 a body stored after its header was applied, until the
  *                                  projection has placed it (SpaceLog.lateBodies)
  *   <space>:f:<author>             an equivocation by the author
+ *   <space>:y                      a compaction owed for erased bodies (erasure-compactor.ts);
+ *                                  never synced
  *   <space>:w:<id>:<relay hash>    a relay's word that it keeps this replica's event as a header
  *                                  only (sync protocol version 2); never synced
  *                                  (memory/withheld-writes.ts)
@@ -50,6 +52,7 @@ export const keys = {
   flag: (space: string, author: string) => `${space}:f:${author}`,
   flagPrefix: (space: string) => `${space}:f:`,
   withheldPrefix: (space: string) => `${space}:w:`,
+  compactionOwed: (space: string) => `${space}:y`,
   spaceEntry: (space: string) => `g:space:${space}`,
   spaceEntryPrefix: () => 'g:space:',
   /**

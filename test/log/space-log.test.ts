@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -6,7 +6,10 @@ import { SpaceAuthority } from '../../src/log/authorization.js'
 import { utf8Decode } from '../../src/log/bytes.js'
 import { Identity } from '../../src/log/identity.js'
 import type { EventId } from '../../src/log/ids.js'
+import { LevelLogStorage } from '../../src/log/level-storage.js'
 import { LogStore } from '../../src/log/log-store.js'
+import type { LogStorage } from '../../src/log/storage.js'
+import { keys } from '../../src/log/store-keys.js'
 import { eventSignable } from '../../src/log/signable.js'
 import {
   allApplied, emptyReplica, handMadeEnvelope, memoryStore, readStoredRecord, rejectionOf, snapshot, syncInto,
@@ -303,6 +306,98 @@ describe('ingest deadline', () => {
     const result = await replica.ingest(envelopes, { deadline: Date.now() + 60_000 })
     expect(result.applied).toHaveLength(601)
     expect(replica.versionVector()).toEqual(source.versionVector())
+  })
+})
+
+describe('erasure compaction', () => {
+  /** Every file of a store directory (LevelDB's tables and logs, the write journal) holding `text`. */
+  async function filesHolding(dir: string, text: string): Promise<string[]> {
+    const names = await readdir(dir)
+    const holding: string[] = []
+    for (const name of names) if ((await readFile(path.join(dir, name))).includes(Buffer.from(text))) holding.push(name)
+    return holding
+  }
+
+  /** A memory storage whose compact calls are counted (and fail while `failing`). */
+  async function countingStorage(): Promise<{ storage: LogStorage; compactions: [string, string][]; failing: { on: boolean } }> {
+    const storage = await LevelLogStorage.openMemory()
+    const compactions: [string, string][] = []
+    const failing = { on: false }
+    const compact = storage.compact.bind(storage)
+    storage.compact = async (start, end) => {
+      compactions.push([start, end])
+      if (failing.on) throw new Error('disk on fire')
+      return compact(start, end)
+    }
+    return { storage, compactions, failing }
+  }
+
+  it('takes an erased body out of every file of a disk store, soon after the erasure returns', async () => {
+    const dir = await tempDir()
+    const owner = Identity.generate()
+    const store = await LogStore.open({ path: dir })
+    const log = await store.createSpace(owner)
+    const secret = await log.append(owner, { op: 'note', data: { text: 'needle-in-the-files' } })
+    for (let i = 0; i < 50; i++) await log.append(owner, { op: 'note', data: { text: `filler ${i}`.repeat(20) } })
+    await store.storage.compact('', '\u{10FFFF}') // the body is in a table file, not only in the write buffer
+    expect(await filesHolding(dir, 'needle-in-the-files')).not.toEqual([])
+    await log.erase([secret.id])
+    await log.erasuresCompacted()
+    expect(await filesHolding(dir, 'needle-in-the-files')).toEqual([])
+    expect(await store.storage.get(keys.compactionOwed(log.space))).toBeUndefined()
+    await store.close()
+  })
+
+  it('lets a burst of erasures share compactions instead of running one each', async () => {
+    const { storage, compactions } = await countingStorage()
+    const owner = Identity.generate()
+    const store = await LogStore.open({ storage })
+    const log = await store.createSpace(owner)
+    const events = await log.appendBatch(owner, Array.from({ length: 40 }, (_, i) => ({ op: 'note', data: { i } })))
+    await Promise.all(events.map((event) => log.erase([event.id])))
+    await log.erasuresCompacted()
+    expect(compactions.length).toBeGreaterThan(0)
+    expect(compactions.length).toBeLessThan(events.length / 4)
+    // Whatever was merged covers every erased event.
+    for (const event of events) {
+      const key = keys.event(log.space, event.id)
+      expect(compactions.some(([start, end]) => start <= key && key < end)).toBe(true)
+    }
+    await store.close()
+  })
+
+  it('keeps the marker of an owed compaction when it fails, and compacts the space when it is next opened', async () => {
+    const { storage, compactions, failing } = await countingStorage()
+    const owner = Identity.generate()
+    const store = await LogStore.open({ storage })
+    const log = await store.createSpace(owner)
+    const secret = await log.append(owner, { op: 'note', data: { text: 'x' } })
+    failing.on = true
+    await log.erase([secret.id])
+    await log.erasuresCompacted()
+    expect((await log.get(secret.id))?.bodyState).toBe('erased')
+    expect(await storage.get(keys.compactionOwed(log.space))).toBeDefined()
+    // As after a crash: the same storage, opened again.
+    failing.on = false
+    compactions.length = 0
+    const again = await (await LogStore.open({ storage })).openSpace(log.space)
+    await again.erasuresCompacted()
+    const prefix = keys.eventPrefix(log.space)
+    expect(compactions).toEqual([[prefix, keys.end(prefix)]])
+    expect(await storage.get(keys.compactionOwed(log.space))).toBeUndefined()
+    await store.close()
+  })
+
+  it('closing the store waits for the compaction an erasure asked for', async () => {
+    const { storage, compactions } = await countingStorage()
+    const owner = Identity.generate()
+    const store = await LogStore.open({ storage })
+    const log = await store.createSpace(owner)
+    const secret = await log.append(owner, { op: 'note', data: { text: 'x' } })
+    await log.erase([secret.id])
+    expect(compactions).toEqual([])
+    await store.close()
+    expect(compactions).toHaveLength(1)
   })
 })
 
