@@ -21,6 +21,7 @@ import { decodeForeignLines, decodeMemoryOperation, type MemoryOperation } from 
 import { decodeJson, decodeState, decodeView, encodeJson, encodeState, encodeView } from './projection-codec.js'
 import { encodeFacets, facetsOf, indexKeysOf, searchableText } from './projection-indexes.js'
 import { idFromKey, type ProjectionKeys } from './projection-keys.js'
+import { ReadAhead } from './read-ahead.js'
 import type { TextChange, TextIndex } from './text-index.js'
 
 /**
@@ -67,6 +68,8 @@ const KEPT_OP = 'k'
 const TOMBSTONE_OP = 't'
 const OTHER_KIND_OP = 'o'
 const EMPTY_VIEW = new Uint8Array(0)
+/** How many records' stored content a seal reads ahead of its purges. */
+const CONTENT_READ_AHEAD = 64
 
 /** What purgeContent does with a record's content entries (see there). */
 type PurgeMode = 'erase' | 'keep' | 'spare'
@@ -525,10 +528,13 @@ export class ProjectionBatch {
         next.push(referrer)
       }
       const inBatch = newlyDeleted.length > 0 ? this.referrersInBatch() : undefined
-      for (const id of newlyDeleted) {
-        for await (const key of this.storage.keys({ gte: this.keys.referencePrefix(id), lt: this.keys.end(this.keys.referencePrefix(id)) })) revisit(idFromKey(key))
+      // The stored referrers of every deleted record at once (each range read is a round trip to
+      // LevelDB's threads; together they overlap), then taken in order.
+      const stored = await Promise.all(newlyDeleted.map((id) => this.keysIn(this.keys.referencePrefix(id))))
+      newlyDeleted.forEach((id, i) => {
+        for (const key of stored[i] as string[]) revisit(idFromKey(key))
         for (const referrer of inBatch?.get(id) ?? []) revisit(referrer)
-      }
+      })
       await this.load(next)
       frontier = next
     }
@@ -562,6 +568,8 @@ export class ProjectionBatch {
     this.runTouched.clear()
     this.runChanged.clear()
     this.reportedInRun.clear()
+    // What the loop below may purge (deleted or redacted records): their stored content, read ahead.
+    this.contentReads = new ReadAhead(touched.filter((id) => this.loaded.get(id)?.tombstone !== undefined), (id) => this.readContent(id), CONTENT_READ_AHEAD)
     await this.load(touched.flatMap((id) => {
       const state = this.loaded.get(id)
       return state ? dependencyIds(state) : []
@@ -611,7 +619,11 @@ export class ProjectionBatch {
     }
     this.redactedInRun.clear()
     this.purgedByRedaction.clear()
+    this.contentReads = undefined
   }
+
+  /** During a seal: the stored content of the records it may purge, read ahead. */
+  private contentReads: ReadAhead<[string[], [string, Uint8Array][]]> | undefined
 
   /** Records whose kept bodies a redaction erased since the last seal. */
   private readonly purgedByRedaction = new Set<string>()
@@ -738,14 +750,14 @@ export class ProjectionBatch {
    */
   private async purgeContent(id: string, mode: PurgeMode = 'erase'): Promise<void> {
     const versions = this.keys.versionPrefix(id)
-    for await (const key of this.storage.keys({ gte: versions, lt: this.keys.end(versions) })) this.writes.push({ type: 'del', key })
-    const history = this.keys.historyPrefix(id)
+    const [versionKeys, historyEntries] = await (this.contentReads?.take(id) ?? this.readContent(id))
+    for (const key of versionKeys) this.writes.push({ type: 'del', key })
     const contentEntry = (value: Uint8Array): EventId | undefined => {
       const entry = decodeJson(value) as string
       return entry.startsWith(CONTENT_OP) || entry.startsWith(OTHER_KIND_OP) || (mode === 'erase' && entry.startsWith(KEPT_OP)) ? entry.slice(1) as EventId : undefined
     }
     const purged: { key: string; event: EventId }[] = []
-    for await (const [key, value] of this.storage.entries({ gte: history, lt: this.keys.end(history) })) {
+    for (const [key, value] of historyEntries) {
       const event = contentEntry(value)
       if (event) purged.push({ key, event })
     }
@@ -768,5 +780,24 @@ export class ProjectionBatch {
         this.writes.push({ type: 'del', key })
       }
     }
+  }
+
+  /** A record's stored version keys and history entries: both range reads at once. */
+  private readContent(id: string): Promise<[string[], [string, Uint8Array][]]> {
+    return Promise.all([this.keysIn(this.keys.versionPrefix(id)), this.entriesIn(this.keys.historyPrefix(id))])
+  }
+
+  /** The stored keys under `prefix`. */
+  private async keysIn(prefix: string): Promise<string[]> {
+    const out: string[] = []
+    for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) out.push(key)
+    return out
+  }
+
+  /** The stored entries under `prefix`. */
+  private async entriesIn(prefix: string): Promise<[string, Uint8Array][]> {
+    const out: [string, Uint8Array][] = []
+    for await (const entry of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) out.push(entry)
+    return out
   }
 }
