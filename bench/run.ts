@@ -9,6 +9,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   memory: () => import('./memory.bench.js'),
   sync: () => import('./sync.bench.js'),
   bundle: () => import('./bundle.bench.js'),
+  deletion: () => import('./deletion.bench.js'),
 }
 
 const requested = process.argv.slice(2).filter((arg) => arg !== '--')
