@@ -48,6 +48,13 @@ export interface Tombstone {
    * still leads from them to it.
    */
   readonly keptEnds?: readonly string[]
+  /**
+   * On an inferred deletion: a redaction reached the record too (and lost to it). Content arriving
+   * later is erased, as it is where the redaction came first and the record was still redacted
+   * when the content arrived (projection-batch.ts, applyEvent); keeping it made a replica's
+   * bodies depend on whether it found the deletion before that content came.
+   */
+  readonly afterRedaction?: true
 }
 
 export interface RecordState {
@@ -287,6 +294,10 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
           ...(operation.inferred && operation.keptEnds ? { keptEnds: operation.keptEnds } : {}),
         }
       }
+      // Whichever came first, an inferred deletion that a redaction met notes it (afterRedaction).
+      const redactionMet = operation.op === 'redact' || existing?.op === 'redact' || existing?.afterRedaction === true
+      const kept = state.tombstone as Tombstone
+      if (kept.inferred && redactionMet && !kept.afterRedaction) state.tombstone = { ...kept, afterRedaction: true }
       // The content is gone: only what blocks resurrection (and the redaction skeleton) is kept,
       // so a replica that never saw the content (its bodies erased) holds the same state.
       delete state.created

@@ -137,7 +137,9 @@ export function awaitsNaming(state: RecordState): boolean {
  * stay, and every replica holds the same winner (one id, two kinds: kind-decision.ts).
  */
 function withTombstoneKind(before: RecordState, after: RecordState, kind: RecordKind): RecordState {
-  return after.tombstone !== before.tombstone && after.kind !== kind ? { ...after, kind } : after
+  // A new winner brings a new tombstone record; a losing redaction only notes itself on the
+  // inferred deletion it met (Tombstone.afterRedaction), which keeps its record and its kind.
+  return after.tombstone?.record !== before.tombstone?.record && after.kind !== kind ? { ...after, kind } : after
 }
 
 /**
@@ -153,6 +155,15 @@ type DeletionBodies = 'none' | 'kept' | 'erased'
 
 function deletionBodies(state: RecordState | undefined): DeletionBodies {
   return !isDeleted(state) ? 'none' : keepsInferredBodies(state as RecordState) ? 'kept' : 'erased'
+}
+
+/**
+ * A record deleted through its parent that a redaction also reached: content arriving now is
+ * erased, as where the redaction came first and the record was still redacted when it arrived
+ * (what it kept so far the redaction erased: purgedByRedaction, or the redaction's own seal).
+ */
+function erasesArrivals(state: RecordState): boolean {
+  return state.tombstone?.afterRedaction === true
 }
 
 /** A state no event with a body has touched (a restarted record whose bodies are all gone). */
@@ -396,13 +407,14 @@ export class ProjectionBatch {
     const derived = decoded.derived ?? []
     await this.load([decoded.id, ...derived.map((record) => record.id)])
     const { operation } = decoded
-    // A redaction, or content for a redacted record, that a deletion in this run may reach through
-    // a parent: the seal would find that deletion only after this event. Content would be erased
-    // where a replica whose cut fell right after the parent's deletion keeps it (`k`); a redaction
-    // would take the record (and its kind, whose parents may differ) where there the deletion
-    // found first beats it. Deletions are closed now, as that seal would.
+    // A redaction that a deletion in this run may reach through a parent: the seal would find that
+    // deletion only after it. The redaction would take the record (and its kind, whose parents may
+    // differ) where a replica whose cut fell right after the parent's deletion found the deletion
+    // first, and it beats the redaction. Deletions are closed now, as that seal would. (Content
+    // for a redacted record needs none: it is erased whether or not the deletion is found first,
+    // Tombstone.afterRedaction.)
     const found = this.loaded.get(decoded.id)
-    const redacting = operation.type === 'tombstone' ? operation.op === 'redact' : found?.tombstone?.op === 'redact'
+    const redacting = operation.type === 'tombstone' && operation.op === 'redact'
     if (redacting && found !== undefined && !isDeleted(found) && parentIds(found).length > 0 && this.runChanged.size > 0) await this.closeDeletions(true)
     const current = this.loaded.get(decoded.id) ?? emptyRecordState(decoded.id, decoded.kind)
     const { header } = event
@@ -414,7 +426,7 @@ export class ProjectionBatch {
     // On a record already deleted through its parent the entry is kept (`k`), as the seal that
     // found that deletion marks the entries written before it (purgeContent): the same whether
     // the deletion was found before this event (a batch cut in between) or after it.
-    if (current.kind !== decoded.kind && operation.type !== 'tombstone' && (current.tombstone === undefined || deletedByParentOnly(current))) {
+    if (current.kind !== decoded.kind && operation.type !== 'tombstone' && (current.tombstone === undefined || (deletedByParentOnly(current) && !erasesArrivals(current)))) {
       const op = deletedByParentOnly(current) ? KEPT_OP : OTHER_KIND_OP
       this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${op}${event.id}`) })
       const wins = operation.type === 'create' && (current.created === undefined || compareStamps(stamp, current.created) < 0)
@@ -430,7 +442,7 @@ export class ProjectionBatch {
       // Content aimed at a deleted record: erased, and not kept in its history (unless the
       // deletion keeps bodies, see keepsInferredBodies).
       if (opCode !== CONTENT_OP) return
-      if (deletionBodies(current) === 'kept') this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${KEPT_OP}${event.id}`) })
+      if (deletionBodies(current) === 'kept' && !erasesArrivals(current)) this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${KEPT_OP}${event.id}`) })
       else this.erase.add(event.id)
       return
     }
@@ -439,7 +451,7 @@ export class ProjectionBatch {
     if (operation.type !== 'tombstone') return
     // A redaction loses to a deletion, but asks for the content erased all the same: a record
     // deleted through its parent with its bodies kept loses those, as it would had the redaction
-    // come first (what arrives later is kept, there as here).
+    // come first; content arriving later is erased too, there as here (erasesArrivals).
     if (operation.op === 'redact' && deletionBodies(current) === 'kept') {
       await this.purgeContent(decoded.id)
       this.purgedByRedaction.add(decoded.id)

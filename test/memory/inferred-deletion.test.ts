@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Memory } from '../../src/memory/index.js'
 import { CATCH_UP_LIMITS, type Projection } from '../../src/projection/index.js'
 import type { EventEnvelope } from '../../src/log/index.js'
-import type { ManualClock } from '../../src/log/clock.js'
+import { ManualClock } from '../../src/log/clock.js'
 import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
 
 /** Every projection key and value but the meta (which holds the rebuild's run positions). */
@@ -494,8 +494,10 @@ describe('deletions found through a parent', () => {
   // redaction was applied. Applied in one batch, the seal found the deletion only after that
   // content, which was erased on arrival as content for a redacted record; a catch-up cut right
   // after the forget had found the record deleted (bodies kept) and kept the content as `k`.
+  // Now erased either way: content arriving after a redaction goes, whether the record is then
+  // redacted or deleted through its parent (Tombstone.afterRedaction; the next test).
   for (const order of ['redaction first', 'deletion first'] as const) {
-    it(`content arriving after a redaction and a deletion through a parent in one run is kept, however catch-ups are cut (${order})`, async () => {
+    it(`content arriving after a redaction and a deletion through a parent in one run is erased, however catch-ups are cut (${order})`, async () => {
       const { memories: [owner, phone, laptop, tablet], clock } = await ownerAndThreeWithParent()
       // The phone creates fact_s under ep_p and redacts it; the tablet (which saw the create)
       // sets its speaker; the laptop, which never saw fact_s, forgets ep_p.
@@ -520,9 +522,9 @@ describe('deletions found through a parent', () => {
         expect(await fresh.status('fact_s')).toBe('deleted')
         const states = await Promise.all(events.map(async (event) => String((await fresh.log.get(event.id))?.bodyState)))
         seen.push({ dump: await projectionDump(fresh), bodies: states, markers: await historyMarkers(fresh, 'fact_s') })
-        // The create's content is gone (the redaction); the update, after the deletion, is kept.
+        // The create's content is gone (the redaction), and so is the update that came after it.
         expect(states[events.indexOf(create)]).not.toBe('present')
-        expect(states[events.indexOf(update)]).toBe('present')
+        expect(states[events.indexOf(update)]).toBe('erased')
       }
       const [batched, stepwise] = seen as [typeof seen[0], typeof seen[0]]
       expect(batched.markers).toEqual(stepwise.markers)
@@ -557,5 +559,117 @@ describe('deletions found through a parent', () => {
     expect(batched.status).toBe(stepwise.status)
     expect(batched.dump).toBe(stepwise.dump)
     expect(batched.digest).toBe(stepwise.digest)
+  })
+
+  // A fact created on two replicas (one id, one parent), one copy redacted, the parent forgotten
+  // by a third replica: the other copy's create was erased where it arrived while the record was
+  // still redacted, and kept (hidden, for an admin to name) where the deletion through the parent
+  // had been found first, so logs holding the same events differed in that body for good (the
+  // digests agreed). Found by the split-delivery property (catch-up-cuts.property.test.ts).
+  it('content concurrent with a redaction and a deletion through the parent ends alike in every order', async () => {
+    const { memories: [owner, w1, w2, w3], clock } = await ownerAndThreeWithParent()
+    await w1.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'secret-first', predicate: 'is', object: 'o' })
+    await w1.redact('shared')
+    await w2.forget('ep_p')
+    await w3.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'secret-second', predicate: 'is', object: 'o' })
+    const [fromOwner, [create, redaction], [forget], [concurrent]] = await Promise.all([owner, w1, w2, w3].map(ownEvents)) as [EventEnvelope[], EventEnvelope[], EventEnvelope[], EventEnvelope[]]
+    const inAnyOrder = (rest: EventEnvelope[]): EventEnvelope[][] => rest.length === 0 ? [[]] : rest.flatMap((first, i) => inAnyOrder(rest.filter((_, j) => j !== i)).map((tail) => [first, ...tail]))
+    const orders = inAnyOrder([create as EventEnvelope, redaction as EventEnvelope, forget as EventEnvelope, concurrent as EventEnvelope]).filter((order) => order.indexOf(create as EventEnvelope) < order.indexOf(redaction as EventEnvelope))
+    const outcomes = new Set<string>()
+    for (const order of orders) {
+      const fresh = await Memory.open({ clock, space: owner.space })
+      open.push(fresh)
+      await fresh.ingest([...fromOwner, ...order])
+      expect(await fresh.status('shared')).toBe('deleted')
+      expect(await bodies(fresh)).not.toContain('secret-')
+      expect((await fresh.checkProjection()).named).toEqual([])
+      outcomes.add(`${await fresh.digest()} ${await historyMarkers(fresh, 'shared')}`)
+    }
+    expect(orders).toHaveLength(12)
+    expect([...outcomes]).toHaveLength(1)
+  })
+
+  // A plain forget of a record, applied in the run where its parent's forget was, closes no
+  // deletion early (only a redaction does, applyEvent): the seal finds the record deleted by its
+  // own tombstone, which beats the inferred one a cut after the parent's forget would have found
+  // and erases what that kept. So one batch and one event a batch store the same.
+  for (const variant of ['plain', 'content in between', 'a create of the other kind', 'redacted before'] as const) {
+    it(`a forget after its parent's forget in one run stores the same however catch-ups are cut (${variant})`, async () => {
+      const { memories } = await linkSetup(4)
+      const [owner, phone, laptop, tablet] = memories as [Memory, Memory, Memory, Memory]
+      await phone.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'secret-subject', predicate: 'y', object: 'z' })
+      await phone.remember({ kind: 'factLink', srcFactID: 'shared', dstFactID: 'fact_f2', linkType: 'secret-link' })
+      if (variant === 'a create of the other kind') await tablet.remember({ kind: 'episode', id: 'shared', summary: 'secret-episode' })
+      if (variant === 'redacted before') await phone.redact('shared')
+      await deliver(phone, laptop)
+      if (variant === 'content in between') await laptop.update('shared', { set: { speaker: 'secret-speaker' } })
+      await laptop.forget('shared')
+      await owner.forget('ep_p')
+      const [fromOwner, fromPhone, fromLaptop, fromTablet] = await Promise.all(memories.map(ownEvents)) as EventEnvelope[][]
+      // The phone's events, then the owner's forget of ep_p, then the laptop's forget: one run.
+      const events = [...fromOwner as EventEnvelope[], ...fromPhone as EventEnvelope[], ...fromTablet as EventEnvelope[], ...fromLaptop as EventEnvelope[]]
+      const seen: string[] = []
+      for (const limits of [CATCH_UP_LIMITS, { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }]) {
+        const fresh = await Memory.open({ clock: new ManualClock(Date.UTC(2026, 0, 2)), space: owner.space })
+        open.push(fresh)
+        projectionOf(fresh).limits = limits
+        await fresh.ingest(events)
+        expect(await fresh.status('shared')).toBe('deleted')
+        expect(await bodies(fresh)).not.toContain('secret-')
+        const states = await Promise.all(events.map(async (event) => String((await fresh.log.get(event.id))?.bodyState)))
+        seen.push(`${await projectionDump(fresh)}\n${states.join()}\n${await fresh.digest()}`)
+      }
+      expect(seen[1]).toBe(seen[0])
+    })
+  }
+
+  interface OrderOutcome { readonly status: string; readonly bodies: string; readonly digest: string; readonly named: readonly unknown[] }
+
+  /**
+   * One id created as a fact of ep_p (first) and as an episode, the episode redacted, ep_p
+   * forgotten by a replica that saw neither; two fresh replicas take the events, one with the
+   * fact and the forget before the episode's create and redaction, one with those first.
+   */
+  async function redactionAndDeletionInTwoOrders(): Promise<[OrderOutcome, OrderOutcome]> {
+    const { memories: [owner, w1, w2, w3], clock } = await ownerAndThreeWithParent()
+    clock.advance(1000)
+    await w1.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'secret-fact', predicate: 'is', object: 'o' })
+    clock.advance(1000)
+    await w2.remember({ kind: 'episode', id: 'shared', summary: 'secret-episode' })
+    await w2.redact('shared')
+    await w3.forget('ep_p')
+    const [fromOwner, fromW1, fromW2, fromW3] = await Promise.all([owner, w1, w2, w3].map(ownEvents)) as EventEnvelope[][]
+    const deletionFirst = [...fromOwner as EventEnvelope[], ...fromW1 as EventEnvelope[], ...fromW3 as EventEnvelope[], ...fromW2 as EventEnvelope[]]
+    const redactionFirst = [...fromOwner as EventEnvelope[], ...fromW2 as EventEnvelope[], ...fromW1 as EventEnvelope[], ...fromW3 as EventEnvelope[]]
+    const seen: OrderOutcome[] = []
+    for (const events of [deletionFirst, redactionFirst]) {
+      const fresh = await Memory.open({ clock, space: owner.space })
+      open.push(fresh)
+      await fresh.ingest(events)
+      const states = await Promise.all([...events].sort((a, b) => a.id.localeCompare(b.id)).map(async (event) => String((await fresh.log.get(event.id))?.bodyState)))
+      seen.push({ status: String(await fresh.status('shared')), bodies: states.join(), digest: await fresh.digest(), named: (await fresh.checkProjection()).named })
+    }
+    return seen as [OrderOutcome, OrderOutcome]
+  }
+
+  it('a redaction of one kind and a deletion through the parent of the other leave the same bodies in either order', async () => {
+    const [deletionFirst, redactionFirst] = await redactionAndDeletionInTwoOrders()
+    expect(deletionFirst.bodies).toBe(redactionFirst.bodies)
+    expect(redactionFirst).toMatchObject({ status: 'redacted', named: [] })
+  })
+
+  // Still open (docs/design-decisions.md, "Still open, rare"). Applied before the fact's create,
+  // the redaction takes the record with the episode's kind (no parent): the create is erased as
+  // content for a redacted record and no deletion is inferred. Applied after the deletion was
+  // found, it loses to it and erases the kept bodies. Both logs then hold the same bodies, but
+  // one replica shows a deleted fact (awaiting an admin's naming) and the other a redacted
+  // episode; and the first does not match its own log (derived again from it, the record is the
+  // redacted episode: checkProjection names it), so a replay of the record would turn it back.
+  // Found by the split-delivery property (catch-up-cuts.property.test.ts). Fails until settled.
+  it.fails('a redaction of one kind and a deletion through the parent of the other end alike in either order (still open)', async () => {
+    const [deletionFirst, redactionFirst] = await redactionAndDeletionInTwoOrders()
+    expect(deletionFirst.named).toEqual([])
+    expect(deletionFirst.status).toBe(redactionFirst.status)
+    expect(deletionFirst.digest).toBe(redactionFirst.digest)
   })
 })

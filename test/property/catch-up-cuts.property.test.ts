@@ -1,9 +1,15 @@
 /**
- * One final event set, fed in one delivery to fresh replicas whose catch-ups are cut differently
- * (one batch, one event a batch, random cuts), must leave the same projection bytes, the same
- * bodies in each log and the same digest. Writers create one id as an episode or as a fact of a
- * parent, forget parents and the id, link from it, redact, patch; the owner, an admin that
- * would name inferred deletions, sits out, so what each replica infers stays as it inferred it.
+ * One final event set, fed to fresh replicas whose catch-ups are cut differently (one batch, one
+ * event a batch, random cuts), must leave the same projection bytes, the same bodies in each log
+ * and the same digest. Writers create one id as an episode or as a fact of a parent, forget
+ * parents and the id, link from it, redact, patch.
+ *
+ * Variants: the owner (an admin, which names the deletions it infers) sits out, so what each
+ * replica infers stays as it inferred it; the owner takes part (it receives writers' events at
+ * random points, names the deletions it infers, writes and forgets like the writers); the set
+ * reaches a fresh replica in several deliveries of one causal order (with stale duplicates, at
+ * one recorded time or several), compared with one delivery of that order; and in deliveries of
+ * another order (causal or not, shuffled, out of order: the log holds what misses its deps).
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -17,85 +23,283 @@ import { SeededRandom } from '../helpers/seeded-random.js'
 
 const REFUSALS = new Set(['UNKNOWN_RECORD', 'FORGOTTEN', 'REDACTED', 'SUPERSEDED', 'ID_TAKEN', 'UNKNOWN_FIELD'])
 const ONE_EVENT_A_BATCH: CatchUpLimits = { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }
+const START = Date.UTC(2026, 0, 1)
+/** `RUNS` and `SEED` from the environment override the defaults (long runs, replays). */
+function checkOptions(defaultRuns: number): { numRuns: number; seed?: number } {
+  const seed = process.env.SEED
+  return { numRuns: Number(process.env.RUNS ?? defaultRuns), ...(seed !== undefined && seed !== '' ? { seed: Number(seed) } : {}) }
+}
+/** Vitest's limit for a property, ~0.25 s a run (each feeds several replicas). */
+const timeoutFor = (defaultRuns: number): number => Math.max(60_000, checkOptions(defaultRuns).numRuns * 250)
 
-interface Outcome { readonly dump: string; readonly bodies: string; readonly digest: string }
+/** What a replica ends with: its projection (the meta aside; as-of versions and recorded-time index apart), its bodies, its digest. */
+interface Outcome { readonly dump: string; readonly asOf: string; readonly bodies: string; readonly digest: string }
 
-/** A fresh replica of `space` takes `events` in one delivery, its catch-ups cut by `limits`. */
-async function feed(space: string, clock: ManualClock, events: readonly EventEnvelope[], limits: CatchUpLimits): Promise<Outcome> {
+interface Step { readonly replica: number; readonly action: number; readonly a: number; readonly b: number; readonly tick: number }
+
+const limitsArbitrary = fc.record({ chunk: fc.integer({ min: 1, max: 4 }), batchEvents: fc.integer({ min: 1, max: 12 }), batchRecords: fc.integer({ min: 1, max: 6 }), batchNewRecords: fc.integer({ min: 1, max: 6 }), derivedWrites: fc.integer({ min: 0, max: 20 }) })
+const oneInThree = fc.oneof(fc.constant(0), fc.constant(0), fc.constant(1))
+/** `replica` picks among the replicas that act (three writers, or four with the owner). */
+const stepArbitrary = (replicas: number) => fc.record({ replica: fc.nat(replicas - 1), action: fc.nat(10), a: oneInThree, b: oneInThree, tick: fc.nat(2) })
+
+/**
+ * `history` with every create of a redacted id made in the shape of its first create (an episode,
+ * or a fact of one parent), so that no redaction meets the case still open (see its use).
+ */
+function oneShapeWhereRedacted(history: readonly Step[]): Step[] {
+  const redacted = new Set(history.filter((step) => step.action === 6).map((step) => step.a))
+  const shapes = new Map<number, Pick<Step, 'action' | 'b'>>()
+  return history.map((step) => {
+    if ((step.action !== 0 && step.action !== 1) || !redacted.has(step.a)) return step
+    const shape = shapes.get(step.a) ?? { action: step.action, b: step.b }
+    shapes.set(step.a, shape)
+    return { ...step, ...shape }
+  })
+}
+
+function headerOf(event: EventEnvelope): { author: string; deps: readonly string[]; space?: string } {
+  return JSON.parse(Buffer.from(event.header).toString('utf8')) as { author: string; deps: readonly string[]; space?: string }
+}
+
+/**
+ * Plays `history` on an owner and three writers it granted, and returns each author's own
+ * events (in its order). With `ownerActs` the owner is one of the replicas that act: it receives
+ * events (and names the deletions it infers) and writes like the others.
+ */
+async function playHistory(history: readonly Step[], random: SeededRandom, ownerActs: boolean): Promise<{ space: string; now: number; byAuthor: EventEnvelope[][] }> {
+  const clock = new ManualClock(START)
+  const { memories } = await openReplicas(4, clock)
+  const [owner, ...writers] = memories as [Memory, Memory, Memory, Memory]
+  try {
+    for (const parent of ['ep_p0', 'ep_p1', 'ep_base']) await owner.remember({ kind: 'episode', id: parent, summary: `parent ${parent}` })
+    await owner.remember({ kind: 'fact', id: 'fact_base', episodeID: 'ep_base', subject: 'a', predicate: 'b', object: 'c' })
+    for (const writer of writers) await deliver(owner, writer)
+    const actors = ownerActs ? [...writers, owner] : writers
+    const links: string[] = []
+    for (const { replica, action, a, b, tick } of history) {
+      clock.advance(tick)
+      const memory = actors[replica % actors.length] as Memory
+      const id = `shared_${a}`
+      try {
+        switch (action) {
+          case 0: await memory.remember({ kind: 'episode', id, summary: `secret-${id}-episode ${b}` }); break
+          case 1: await memory.remember({ kind: 'fact', id, episodeID: `ep_p${b}`, subject: `secret-${id}-fact`, predicate: 'is', object: `o${b}` }); break
+          case 2: await memory.forget(`ep_p${b}`); break
+          case 3: await memory.forget(id); break
+          case 4: links.push(await memory.remember({ kind: 'factLink', srcFactID: id, dstFactID: 'fact_base', linkType: `secret-link-${id}-${b}` })); break
+          case 5: if (links.length > 0) await memory.redact(links[b % links.length] as string); break
+          case 6: await memory.redact(id); break
+          case 7: await memory.update(id, { set: { importance: b / 2 + 0.1 } }); break
+          case 8: await memory.update(id, { set: { [(await memory.get(id))?.kind === 'fact' ? 'speaker' : 'summary']: `secret-${id}-update ${tick}` } }); break
+          default: await deliver(actors[(replica + 1 + b) % actors.length] as Memory, memory, random)
+        }
+      } catch (error) {
+        if (!(error instanceof CairnError) || !REFUSALS.has(error.code)) throw error
+      }
+    }
+    const byAuthor: EventEnvelope[][] = []
+    for (const memory of memories) {
+      const own = (await memory.log.envelopesSince({}, { signatures: 'stored' })).filter((event) => headerOf(event).author === memory.author)
+      if (own.length > 0) byAuthor.push(own)
+    }
+    return { space: owner.space, now: clock.nowMs(), byAuthor }
+  } finally {
+    await closeAll(memories)
+  }
+}
+
+/**
+ * What an order is made of: runs of one author's events that one `ingest` must take together,
+ * since only the last carries a stored signature (several events appended at once, such as the
+ * deletes an admin names together, are signed once). One author's units, in its order, each.
+ */
+type Units = readonly (readonly EventEnvelope[])[][]
+
+/** Each event a unit of its own (for a single delivery, where no unit is cut). */
+function eventByEvent(byAuthor: readonly EventEnvelope[][]): Units {
+  return byAuthor.map((events) => events.map((event) => [event]))
+}
+
+/** Each author's events cut after every event that carries a signature. */
+function signedSegments(byAuthor: readonly EventEnvelope[][]): Units {
+  return byAuthor.map((events) => {
+    const segments: EventEnvelope[][] = [[]]
+    for (const event of events) {
+      ;(segments[segments.length - 1] as EventEnvelope[]).push(event)
+      if (event.signature !== undefined) segments.push([])
+    }
+    return segments.filter((segment) => segment.length > 0)
+  })
+}
+
+/** Every author's units interleaved at random, each author's in its order: not always causal. */
+function authorInterleaving(units: Units, random: SeededRandom): (readonly EventEnvelope[])[] {
+  return interleave(units, random, () => true)
+}
+
+/** A random causal order: each unit after the genesis and the deps of its events (an author's own come in order). */
+function causalOrder(units: Units, random: SeededRandom): (readonly EventEnvelope[])[] {
+  return interleave(units, random, (unit, placed) => {
+    const own = new Set<string>(unit.map((event) => event.id))
+    return unit.every((event) => {
+      const header = headerOf(event)
+      return [...(header.space === undefined ? [] : [header.space]), ...header.deps].every((id) => placed.has(id) || own.has(id))
+    })
+  })
+}
+
+/** Takes the head of a random queue whose head is `ready` (given the ids placed so far), until all are empty. */
+function interleave(units: Units, random: SeededRandom, ready: (unit: readonly EventEnvelope[], placed: ReadonlySet<string>) => boolean): (readonly EventEnvelope[])[] {
+  const queues = units.map((queue) => [...queue])
+  const placed = new Set<string>()
+  const out: (readonly EventEnvelope[])[] = []
+  while (queues.length > 0) {
+    const open = queues.filter((queue) => ready(queue[0] as readonly EventEnvelope[], placed))
+    if (open.length === 0) throw new Error('no causal order: an event depends on one no author wrote')
+    const queue = random.pick(open)
+    const unit = queue.shift() as readonly EventEnvelope[]
+    out.push(unit)
+    for (const event of unit) placed.add(event.id)
+    if (queue.length === 0) queues.splice(queues.indexOf(queue), 1)
+  }
+  return out
+}
+
+/**
+ * `order` cut between units at random points into deliveries, in order; each may carry stale
+ * copies of events already sent. Cuts fall close together in half the runs (where they meet what
+ * one run of recorded time must settle), far apart in the others.
+ */
+function inOrderDeliveries(order: readonly (readonly EventEnvelope[])[], random: SeededRandom): EventEnvelope[][] {
+  const deliveries: EventEnvelope[][] = []
+  const longest = random.int(0, 1) === 0 ? 2 : Math.ceil(order.length / 3)
+  for (let from = 0; from < order.length;) {
+    const to = Math.min(order.length, from + random.int(1, longest))
+    deliveries.push([...order.slice(0, from).flat().filter(() => random.int(0, 5) === 0), ...order.slice(from, to).flat()])
+    from = to
+  }
+  return deliveries
+}
+
+/** Deliveries that may also come shuffled and out of order (the log sorts them, and holds what misses its deps). */
+function scrambledDeliveries(order: readonly (readonly EventEnvelope[])[], random: SeededRandom): EventEnvelope[][] {
+  const deliveries = inOrderDeliveries(order, random).map((delivery) => (random.int(0, 1) === 0 ? random.shuffle(delivery) : delivery))
+  return random.int(0, 2) === 0 ? random.shuffle(deliveries) : deliveries
+}
+
+/**
+ * A fresh replica of `space` takes `deliveries`, one `ingest` each, its catch-ups cut by
+ * `limits`. Its clock starts at `now` and moves by `tick` after each delivery (0: every delivery
+ * is recorded at one time, so all fall in one run of equal recorded time).
+ */
+async function feed(space: string, now: number, deliveries: readonly (readonly EventEnvelope[])[], limits: CatchUpLimits, tick = 0): Promise<Outcome> {
+  const clock = new ManualClock(now)
   const memory = await Memory.open({ clock, space })
   try {
     ;(memory as unknown as { core: { projection: Projection } }).core.projection.limits = limits
-    await memory.ingest([...events])
+    for (const delivery of deliveries) {
+      await memory.ingest([...delivery])
+      clock.advance(tick)
+    }
+    expect(memory.log.heldCount).toBe(0)
     const storage = (memory.log as unknown as { storage: { entries(range: object): AsyncIterable<[string, Uint8Array]> } }).storage
     const root = `${space}:q:`
     const rows: string[] = []
-    for await (const [key, value] of storage.entries({ gte: root, lt: `${root}\u{10FFFF}` })) if (key !== `${root}m`) rows.push(`${key.slice(root.length)}=${Buffer.from(value).toString('utf8')}`)
-    const bodies = await Promise.all(events.map(async (event) => `${event.id.slice(0, 12)}:${String((await memory.log.get(event.id))?.bodyState)}`))
-    return { dump: rows.join('\n'), bodies: bodies.join('\n'), digest: await memory.digest() }
+    const asOf: string[] = []
+    for await (const [key, bytes] of storage.entries({ gte: root, lt: `${root}\u{10FFFF}` })) {
+      const part = key.slice(root.length)
+      const value = Buffer.from(bytes).toString('utf8')
+      if (part === 'm') continue
+      if (part.startsWith('V:') || part.startsWith('T:')) asOf.push(`${part}=${value}`)
+      else rows.push(`${part}=${value}`)
+    }
+    const ids = [...new Set(deliveries.flat().map((event) => event.id))].sort()
+    const bodies = await Promise.all(ids.map(async (id) => `${id.slice(0, 12)}:${String((await memory.log.get(id))?.bodyState)}`))
+    return { dump: rows.join('\n'), asOf: asOf.join('\n'), bodies: bodies.join('\n'), digest: await memory.digest() }
   } finally {
     await memory.close()
   }
 }
 
+/**
+ * History entries (q:h:<id>:<position> = "<op><event id>") keyed by event instead: positions
+ * follow the order a replica applied the events in, which differs between delivery orders.
+ */
+function historyByEvent(dump: string): string {
+  return dump.split('\n').map((row) => {
+    if (!row.startsWith('h:')) return row
+    const key = row.slice(0, row.indexOf('='))
+    const entry = JSON.parse(row.slice(key.length + 1)) as string
+    return `${key.slice(0, key.lastIndexOf(':'))}:${entry.slice(1)}=${entry[0]}`
+  }).sort().join('\n')
+}
+
+/** Equal outcomes: as-of versions only when both recorded every event at one time, positions only when both applied in one order. */
+function expectAlike(other: Outcome, first: Outcome, { asOf = true, sameOrder = true } = {}): void {
+  expect(other.bodies).toBe(first.bodies)
+  if (sameOrder) expect(other.dump).toBe(first.dump)
+  else expect(historyByEvent(other.dump)).toBe(historyByEvent(first.dump))
+  if (asOf) expect(other.asOf).toBe(first.asOf)
+  expect(other.digest).toBe(first.digest)
+}
+
+/** The histories' events in one delivery, fed to replicas cut as `limits` says and as the defaults and one event a batch. */
+async function expectCutsAlike(history: readonly Step[], cut: CatchUpLimits, seed: number, ownerActs: boolean): Promise<void> {
+  const random = new SeededRandom(seed)
+  const { space, now, byAuthor } = await playHistory(history, random, ownerActs)
+  const events = authorInterleaving(eventByEvent(byAuthor), random).flat()
+  const first = await feed(space, now, [events], CATCH_UP_LIMITS)
+  for (const limits of [ONE_EVENT_A_BATCH, cut]) expectAlike(await feed(space, now, [events], limits), first)
+}
+
 describe('catch-up cuts', () => {
   it('the same events, fed to fresh replicas that cut their catch-ups differently, end alike', async () => {
-    const limits = fc.record({ chunk: fc.integer({ min: 1, max: 4 }), batchEvents: fc.integer({ min: 1, max: 12 }), batchRecords: fc.integer({ min: 1, max: 6 }), batchNewRecords: fc.integer({ min: 1, max: 6 }), derivedWrites: fc.integer({ min: 0, max: 20 }) })
-    const step = fc.record({ replica: fc.nat(2), action: fc.nat(10), a: fc.oneof(fc.constant(0), fc.constant(0), fc.constant(1)), b: fc.oneof(fc.constant(0), fc.constant(0), fc.constant(1)), tick: fc.nat(2) })
-    await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 3, maxLength: 18 }), limits, fc.nat(), async (history, cut, seed) => {
+    await fc.assert(fc.asyncProperty(fc.array(stepArbitrary(3), { minLength: 3, maxLength: 18 }), limitsArbitrary, fc.nat(), async (history, cut, seed) => {
+      await expectCutsAlike(history, cut, seed, false)
+    }), checkOptions(200))
+  }, timeoutFor(200))
+
+  // Kept out as below (oneShapeWhereRedacted): with the owner's create of the id as a third
+  // shape, one batch and one event a batch also differ there (docs/design-decisions.md, "Still
+  // open, rare").
+  it('with the owner taking part (naming the deletions it infers, writing and forgetting), the cuts end alike', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(stepArbitrary(4), { minLength: 3, maxLength: 18 }).map(oneShapeWhereRedacted), limitsArbitrary, fc.nat(), async (history, cut, seed) => {
+      await expectCutsAlike(history, cut, seed, true)
+    }), checkOptions(100))
+  }, timeoutFor(100))
+
+  // Deliveries recorded at one time fall in one run, as one delivery does: everything stored
+  // must be equal. Recorded at several times, the as-of versions differ as they should (each is
+  // the view at the end of a run of equal recorded time, docs/design-decisions.md "Rebuild equals
+  // incremental"); nothing else may.
+  it('the same events in one causal order, reaching a fresh replica in several deliveries, end as in one', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(stepArbitrary(4), { minLength: 3, maxLength: 18 }), fc.boolean(), fc.nat(1), limitsArbitrary, fc.nat(), async (history, ownerActs, tick, cut, seed) => {
       const random = new SeededRandom(seed)
-      const clock = new ManualClock(Date.UTC(2026, 0, 1))
-      const { memories } = await openReplicas(4, clock)
-      const [owner, ...writers] = memories as [Memory, Memory, Memory, Memory]
-      for (const parent of ['ep_p0', 'ep_p1', 'ep_base']) await owner.remember({ kind: 'episode', id: parent, summary: `parent ${parent}` })
-      await owner.remember({ kind: 'fact', id: 'fact_base', episodeID: 'ep_base', subject: 'a', predicate: 'b', object: 'c' })
-      for (const writer of writers) await deliver(owner, writer)
-      const links: string[] = []
-      for (const { replica, action, a, b, tick } of history) {
-        clock.advance(tick)
-        const memory = writers[replica] as Memory
-        const id = `shared_${a}`
-        try {
-          switch (action) {
-            case 0: await memory.remember({ kind: 'episode', id, summary: `secret-${id}-episode ${b}` }); break
-            case 1: await memory.remember({ kind: 'fact', id, episodeID: `ep_p${b}`, subject: `secret-${id}-fact`, predicate: 'is', object: `o${b}` }); break
-            case 2: await memory.forget(`ep_p${b}`); break
-            case 3: await memory.forget(id); break
-            case 4: links.push(await memory.remember({ kind: 'factLink', srcFactID: id, dstFactID: 'fact_base', linkType: `secret-link-${id}-${b}` })); break
-            case 5: if (links.length > 0) await memory.redact(links[b % links.length] as string); break
-            case 6: await memory.redact(id); break
-            case 7: await memory.update(id, { set: { importance: b / 2 + 0.1 } }); break
-            case 8: await memory.update(id, { set: { [(await memory.get(id))?.kind === 'fact' ? 'speaker' : 'summary']: `secret-${id}-update ${tick}` } }); break
-            default: await deliver(writers[(replica + 1 + b) % 3] as Memory, memory, random)
-          }
-        } catch (error) {
-          if (!(error instanceof CairnError) || !REFUSALS.has(error.code)) throw error
-        }
+      const { space, now, byAuthor } = await playHistory(history, random, ownerActs)
+      const order = causalOrder(signedSegments(byAuthor), random)
+      const deliveries = inOrderDeliveries(order, random)
+      const first = await feed(space, now, [order.flat()], CATCH_UP_LIMITS)
+      for (const limits of [CATCH_UP_LIMITS, cut]) expectAlike(await feed(space, now, deliveries, limits, tick), first, { asOf: tick === 0 })
+    }), checkOptions(100))
+  }, timeoutFor(100))
+
+  // Another order changes the log positions, so history entries are compared by event. Kept out:
+  // an id redacted and created in more than one shape (an episode, a fact of ep_p0, of ep_p1),
+  // a case still open (docs/design-decisions.md "Still open, rare"; inferred-deletion.test.ts
+  // shows it): a create of another shape naming a forgotten parent leaves the record deleted where
+  // that deletion was found before the redaction, and redacted where the redaction came first.
+  it('the same events in other orders, split, shuffled and out of order, end alike', async () => {
+    const steps = fc.array(stepArbitrary(4), { minLength: 3, maxLength: 18 }).map(oneShapeWhereRedacted)
+    await fc.assert(fc.asyncProperty(steps, fc.boolean(), fc.boolean(), fc.nat(1), limitsArbitrary, fc.nat(), async (history, ownerActs, causal, tick, cut, seed) => {
+      const random = new SeededRandom(seed)
+      const { space, now, byAuthor } = await playHistory(history, random, ownerActs)
+      const units = signedSegments(byAuthor)
+      const first = await feed(space, now, [causalOrder(units, random).flat()], CATCH_UP_LIMITS)
+      // Two other orders (more orders meet more of what arrives before what), cut two ways.
+      for (const limits of [CATCH_UP_LIMITS, cut]) {
+        const order = causal ? causalOrder(units, random) : authorInterleaving(units, random)
+        expectAlike(await feed(space, now, scrambledDeliveries(order, random), limits, tick), first, { asOf: tick === 0, sameOrder: false })
       }
-      // Every author's own events, interleaved at random, each author's in its order.
-      const queues: EventEnvelope[][] = []
-      for (const memory of memories) {
-        const own = (await memory.log.envelopesSince({}, { signatures: 'stored' }))
-          .filter((event) => (JSON.parse(Buffer.from(event.header).toString('utf8')) as { author: string }).author === memory.author)
-        if (own.length > 0) queues.push(own)
-      }
-      const events: EventEnvelope[] = []
-      while (queues.length > 0) {
-        const pick = random.int(0, queues.length - 1)
-        const queue = queues[pick] as EventEnvelope[]
-        events.push(queue.shift() as EventEnvelope)
-        if (queue.length === 0) queues.splice(pick, 1)
-      }
-      await closeAll(memories)
-      const [first, ...others] = [
-        await feed(owner.space, clock, events, CATCH_UP_LIMITS),
-        await feed(owner.space, clock, events, ONE_EVENT_A_BATCH),
-        await feed(owner.space, clock, events, cut),
-      ] as [Outcome, Outcome, Outcome]
-      for (const other of others) {
-        expect(other.bodies).toBe(first.bodies)
-        expect(other.dump).toBe(first.dump)
-        expect(other.digest).toBe(first.digest)
-      }
-    }), { numRuns: Number(process.env.RUNS ?? 200) })
-  })
+    }), checkOptions(100))
+  }, timeoutFor(100))
 })
