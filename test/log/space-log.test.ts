@@ -318,9 +318,9 @@ describe('erasure compaction', () => {
     return holding
   }
 
-  /** A memory storage whose compact calls are counted (and fail while `failing`). */
-  async function countingStorage(): Promise<{ storage: LogStorage; compactions: [string, string][]; failing: { on: boolean } }> {
-    const storage = await LevelLogStorage.openMemory()
+  /** A space on a memory storage whose compact calls are counted (and fail while `failing`). */
+  async function countingSpace() {
+    const storage: LogStorage = await LevelLogStorage.openMemory()
     const compactions: [string, string][] = []
     const failing = { on: false }
     const compact = storage.compact.bind(storage)
@@ -329,7 +329,10 @@ describe('erasure compaction', () => {
       if (failing.on) throw new Error('disk on fire')
       return compact(start, end)
     }
-    return { storage, compactions, failing }
+    const owner = Identity.generate()
+    const store = await LogStore.open({ storage })
+    const log = await store.createSpace(owner)
+    return { storage, compactions, failing, owner, store, log }
   }
 
   it('takes an erased body out of every file of a disk store, soon after the erasure returns', async () => {
@@ -349,10 +352,7 @@ describe('erasure compaction', () => {
   })
 
   it('lets a burst of erasures share compactions instead of running one each', async () => {
-    const { storage, compactions } = await countingStorage()
-    const owner = Identity.generate()
-    const store = await LogStore.open({ storage })
-    const log = await store.createSpace(owner)
+    const { compactions, owner, store, log } = await countingSpace()
     const events = await log.appendBatch(owner, Array.from({ length: 40 }, (_, i) => ({ op: 'note', data: { i } })))
     await Promise.all(events.map((event) => log.erase([event.id])))
     await log.erasuresCompacted()
@@ -367,10 +367,7 @@ describe('erasure compaction', () => {
   })
 
   it('keeps the marker of an owed compaction when it fails, and compacts the space when it is next opened', async () => {
-    const { storage, compactions, failing } = await countingStorage()
-    const owner = Identity.generate()
-    const store = await LogStore.open({ storage })
-    const log = await store.createSpace(owner)
+    const { storage, compactions, failing, owner, store, log } = await countingSpace()
     const secret = await log.append(owner, { op: 'note', data: { text: 'x' } })
     failing.on = true
     await log.erase([secret.id])
@@ -389,10 +386,7 @@ describe('erasure compaction', () => {
   })
 
   it('closing the store waits for the compaction an erasure asked for', async () => {
-    const { storage, compactions } = await countingStorage()
-    const owner = Identity.generate()
-    const store = await LogStore.open({ storage })
-    const log = await store.createSpace(owner)
+    const { compactions, owner, store, log } = await countingSpace()
     const secret = await log.append(owner, { op: 'note', data: { text: 'x' } })
     await log.erase([secret.id])
     expect(compactions).toEqual([])
