@@ -10,7 +10,7 @@
  * Invariant: the writes depend only on the stored projection and the events, never on timing,
  * so applying the log from the start yields the same bytes as applying it incrementally.
  */
-import { applyRecordOperation, compareStamps, emptyRecordState, INFERRED_STAMP, type RecordState, type Tombstone } from '../crdt/index.js'
+import { applyRecordOperation, compareStamps, emptyRecordState, INFERRED_STAMP, type RecordState, type Stamp, type Tombstone } from '../crdt/index.js'
 import type { EventId, LogEvent, StorageWrite, VersionVector } from '../log/index.js'
 import type { LogStorage } from '../log/storage.js'
 import { fieldOf, kindSpec, type RecordKind } from './kinds.js'
@@ -53,6 +53,7 @@ export interface RecordChange {
 /** What the projection needs from the log. */
 export interface ProjectionSource {
   causalVector(id: string): Promise<VersionVector | undefined>
+  get(id: string): Promise<LogEvent | undefined>
 }
 
 // History values start with the kind of operation, so a delete can erase exactly the events
@@ -427,9 +428,13 @@ export class ProjectionBatch {
     // found that deletion marks the entries written before it (purgeContent): the same whether
     // the deletion was found before this event (a batch cut in between) or after it.
     if (current.kind !== decoded.kind && operation.type !== 'tombstone' && (current.tombstone === undefined || (deletedByParentOnly(current) && !erasesArrivals(current)))) {
+      // A record deleted through its parent no longer holds its earliest create (the tombstone
+      // took its content); the events it kept still show it, as they do to the replay.
+      const earliest = operation.type !== 'create' || this.replay !== undefined ? undefined
+        : deletedByParentOnly(current) ? await this.earliestKeptCreate(decoded.id) : current.created
       const op = deletedByParentOnly(current) ? KEPT_OP : OTHER_KIND_OP
       this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${op}${event.id}`) })
-      const wins = operation.type === 'create' && (current.created === undefined || compareStamps(stamp, current.created) < 0)
+      const wins = operation.type === 'create' && (earliest === undefined || compareStamps(stamp, earliest) < 0)
       if (wins && this.replay === undefined) this.kindChanges.add(decoded.id)
       return
     }
@@ -465,6 +470,33 @@ export class ProjectionBatch {
       this.putOfRecord(record.id, { type: 'put', key: this.keys.history(record.id, event.local), value: encodeJson(`${TOMBSTONE_OP}${event.id}`) })
       this.put(record.id, withTombstoneKind(state, tombstoned.state, record.kind))
     }
+  }
+
+  /**
+   * The earliest create, of either kind, among the events a record deleted only through its
+   * parent keeps in its history (stored, or written by this batch): what its state held before
+   * the deletion took its content, and what the kind rule compares a create of another kind
+   * with (kind-decision.ts). Without it any such create won, and a redaction arriving before the
+   * replay that would have undone that erased the kept creates, so the replay took the
+   * redaction's kind: a record the cuts decided.
+   */
+  private async earliestKeptCreate(id: string): Promise<Stamp | undefined> {
+    const entries = new Map<string, string>()
+    for (const [key, value] of await this.entriesIn(this.keys.historyPrefix(id))) entries.set(key, decodeJson(value) as string)
+    for (const write of this.recordPuts.get(id) ?? []) {
+      if (write.type === 'put' && !this.dropped.has(write) && write.key.startsWith(this.keys.historyPrefix(id))) entries.set(write.key, decodeJson(write.value) as string)
+    }
+    let earliest: Stamp | undefined
+    for (const entry of new Set(entries.values())) {
+      if (entry.startsWith(TOMBSTONE_OP)) continue
+      const event = await this.source.get(entry.slice(1))
+      const decoded = event?.body ? decodeMemoryOperation(event.body) : undefined
+      if (!event || decoded?.operation.type !== 'create' || decoded.id !== id) continue
+      const { header } = event
+      const stamp: Stamp = { wall: header.clock.wall, logical: header.clock.logical, author: header.author, seq: header.seq }
+      if (earliest === undefined || compareStamps(stamp, earliest) < 0) earliest = stamp
+    }
+    return earliest
   }
 
   /**

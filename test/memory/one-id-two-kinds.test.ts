@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/log/clock.js'
-import { Identity, LogStore } from '../../src/log/index.js'
+import { Identity, LogStore, type EventEnvelope } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { CATCH_UP_LIMITS, type Projection } from '../../src/projection/index.js'
 import { decodeMeta, encodeMeta, PROJECTION_LAYOUT } from '../../src/projection/projection-codec.js'
@@ -177,6 +177,55 @@ describe('one id created as two kinds', () => {
     projectionOf(laptop).limits = CATCH_UP_LIMITS
     await laptop.rebuild()
     expect(await history()).toEqual(['k', 'k'])
+  })
+
+  // A writer forgets ep_p, then creates `shared` as an episode and redacts it; another made it a
+  // fact of ep_p, and the owner creates it as an episode too. The fact's deletion through ep_p
+  // took its earliest create out of its state, so where a cut fell between that deletion and the
+  // owner's create, the create "won" the kind however late it was; the redaction then erased the
+  // kept creates before the replay could undo that, and the replay took the redaction's kind: a
+  // redacted episode one event a batch, a deleted fact in one batch. (Which orders end deleted is
+  // still open: design-decisions.md, "Still open, rare"; the cuts must not decide it.)
+  for (const winner of ['fact', 'episode'] as const) it(`a create of the other kind on a record deleted through its parent wins only if it is earlier, however catch-ups are cut (${winner} earliest)`, async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const { memories } = await openReplicas(3, clock)
+    const [owner, w0, w1] = memories as [Memory, Memory, Memory]
+    open.push(...memories)
+    await owner.remember({ kind: 'episode', id: 'ep_p', summary: 'parent episode' })
+    for (const memory of [w0, w1]) await deliver(owner, memory)
+    const mine = async (memory: Memory): Promise<EventEnvelope[]> => (await memory.log.envelopesSince({}, { signatures: 'stored' }))
+      .filter((event) => (JSON.parse(Buffer.from(event.header).toString('utf8')) as { author: string }).author === memory.author)
+    const base = await mine(owner)
+    if (winner === 'episode') await owner.remember({ kind: 'episode', id: 'shared', summary: 'owner episode' })
+    clock.advance(1000)
+    await w0.forget('ep_p')
+    await w1.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'x', predicate: 'y', object: 'z' })
+    await w0.remember({ kind: 'episode', id: 'shared', summary: 'w0 episode' })
+    await w0.redact('shared')
+    clock.advance(1000)
+    if (winner === 'fact') await owner.remember({ kind: 'episode', id: 'shared', summary: 'owner episode' })
+    const [forget, episode, redaction] = await mine(w0) as [EventEnvelope, EventEnvelope, EventEnvelope]
+    const [fact] = await mine(w1) as [EventEnvelope]
+    const ownerEpisode = (await mine(owner)).at(-1) as EventEnvelope
+    const orders = (events: EventEnvelope[]): EventEnvelope[][] => events.length === 0 ? [[]]
+      : events.flatMap((event, i) => orders([...events.slice(0, i), ...events.slice(i + 1)]).map((rest) => [event, ...rest]))
+    const causal = orders([forget, episode, redaction, fact, ownerEpisode])
+      .filter((order) => order.indexOf(forget) < order.indexOf(episode) && order.indexOf(episode) < order.indexOf(redaction))
+    for (const order of causal) {
+      const seen: string[] = []
+      for (const limits of [CATCH_UP_LIMITS, { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }]) {
+        const fresh = await Memory.open({ clock, space: owner.space })
+        open.push(fresh)
+        projectionOf(fresh).limits = limits
+        await fresh.ingest([...base, ...order])
+        seen.push(`${await fresh.status('shared')} ${await fresh.digest()} ${(await fresh.checkProjection()).named.length}`)
+      }
+      expect(seen[1], order.map((event) => event.id.slice(0, 8)).join()).toBe(seen[0])
+      // The order found: the fact's deletion is found before the redaction, which loses to it
+      // where the fact wins; where the episode wins, no deletion is inferred and the replica
+      // matches its own log.
+      if (order.map((event) => event.id).join() === [forget, episode, fact, ownerEpisode, redaction].map((event) => event.id).join()) expect(seen[0]).toMatch(winner === 'fact' ? /^deleted / : /^redacted \S+ 0$/)
+    }
   })
 
   it('a deletion takes the id whatever kind the deleting replica held, and erases the bodies of both kinds everywhere', async () => {
