@@ -11,8 +11,9 @@
  * Invariants: the erasure that asks has already written, in its own atomic batch, a marker that
  * a compaction is owed (`markerKey`); the marker is removed only when no request is outstanding,
  * under the caller's write lock (`clearMarker`), so a crash before the compaction leaves it and
- * the next open compacts again (`SpaceLog.resumeErasureCompaction`). `settled()` resolves once
- * everything asked so far is compacted or the attempt failed (the marker then stays).
+ * the next open compacts again (`SpaceLog.resumeErasureCompaction`). A range whose compaction
+ * failed stays owed: the next request compacts it too, and the marker stays until it has been.
+ * `settled()` resolves once everything asked so far is compacted, and rejects while a range is owed.
  */
 import type { LogStorage } from './storage.js'
 
@@ -23,8 +24,10 @@ export interface KeyRange {
 
 export class ErasureCompactor {
   private pending: KeyRange | undefined
+  /** Ranges a failed compaction left: compacted with the next request, or on the next open. */
+  private owed: KeyRange | undefined
   private running: Promise<void> | undefined
-  /** The last compaction's failure, if it failed (its marker stays for the next open). */
+  /** Why the last compaction failed, while its range is still owed. */
   failure: unknown
 
   constructor(
@@ -33,34 +36,37 @@ export class ErasureCompactor {
     private readonly clearMarker: (outstanding: () => boolean) => Promise<void>,
   ) {}
 
-  /** Asks for `range` to be compacted soon; never waits. */
+  /** Asks for `range` to be compacted soon (with whatever a failure left owed); never waits. */
   request(range: KeyRange): void {
-    const pending = this.pending
-    this.pending = pending === undefined ? range : {
-      start: range.start < pending.start ? range.start : pending.start,
-      end: range.end > pending.end ? range.end : pending.end,
-    }
+    this.pending = union(union(this.pending, this.owed), range)
+    this.owed = undefined
     this.running ??= this.run()
   }
 
-  /** Resolves once every range asked for so far is compacted, or a compaction failed. */
+  /** Resolves once every range asked for so far is compacted; rejects if one is still owed. */
   async settled(): Promise<void> {
     while (this.running) await this.running
+    if (this.owed !== undefined) throw this.failure
   }
 
   private async run(): Promise<void> {
     // Erasures in the same turn of the event loop share this compaction.
     await new Promise<void>((resolve) => setImmediate(resolve))
+    let range: KeyRange | undefined
     try {
       while (this.pending !== undefined) {
-        const range = this.pending
+        range = this.pending
         this.pending = undefined
         await this.storage.compact(range.start, range.end)
+        range = undefined
       }
-      await this.clearMarker(() => this.pending !== undefined)
+      await this.clearMarker(() => this.pending !== undefined || this.owed !== undefined)
       this.failure = undefined
     } catch (error) {
+      // Not retried at once (a failing store keeps failing): the next request takes it along,
+      // and the marker, still stored, has the next open compact the space.
       this.failure = error
+      this.owed = union(union(this.owed, range), this.pending)
       this.pending = undefined
     } finally {
       this.running = undefined
@@ -68,4 +74,10 @@ export class ErasureCompactor {
       if (this.pending !== undefined) this.running = this.run()
     }
   }
+}
+
+function union(a: KeyRange | undefined, b: KeyRange | undefined): KeyRange | undefined {
+  if (a === undefined) return b
+  if (b === undefined) return a
+  return { start: a.start < b.start ? a.start : b.start, end: a.end > b.end ? a.end : b.end }
 }

@@ -75,8 +75,15 @@ export class JournaledStorage implements LogStorage {
       await inner.close()
       throw new StorageError('STORE_UNAVAILABLE', `the journal cannot be opened: ${(error as Error).message}`, { file: directory }, { cause: error })
     }
-    for (const batch of opened.batches) await inner.write(batch)
-    opened.journal.reset()
+    try {
+      for (const batch of opened.batches) await inner.write(batch)
+      opened.journal.reset()
+    } catch (error) {
+      // Nothing is lost (the journal replays again next time); the files and LevelDB's lock are let go.
+      opened.journal.close()
+      await inner.close()
+      throw new StorageError('STORE_UNAVAILABLE', `the journal cannot be replayed: ${(error as Error).message}`, { file: directory }, { cause: error })
+    }
     return new JournaledStorage(inner, opened.journal, {
       maxUnflushedBytes: options.maxUnflushedBytes ?? DEFAULT_MAX_UNFLUSHED_BYTES,
       flushChunkBytes: options.flushChunkBytes ?? DEFAULT_FLUSH_CHUNK_BYTES,

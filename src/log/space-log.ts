@@ -6,7 +6,7 @@
  * each author's stored chain ends at a signed event; an erased body is never stored again.
  */
 import { assertArray, assertBoolean, assertInteger, assertKnownKeys, assertNonEmptyString, assertObject, assertOneOf, assertOptions, assertString } from '../assert.js'
-import { AuthError, CairnError, InputError } from '../errors.js'
+import { AuthError, CairnError, InputError, StorageError } from '../errors.js'
 import { ApplyBatch, NO_DEPS, type StagedEvent } from './apply-batch.js'
 import { GRANT_OP, REVOKE_OP, REVOKE_TOKEN_OP, RIGHTS, type Right } from './authorization.js'
 import { utf8Encode } from './bytes.js'
@@ -317,10 +317,17 @@ export class SpaceLog {
   /**
    * Resolves once the erased and withheld bodies so far are compacted out of the store's files
    * (`erase` only writes; the compaction follows in the background, many erasures at a time).
-   * `LogStore.close` waits for it. A failed compaction is retried when the space is next opened.
+   * `LogStore.close` waits for it. A failed compaction stays owed: the next erasure, or the
+   * next open of the space, compacts its range again.
+   * @throws StorageError STORAGE_FAILED while a failed compaction's range is still owed
    */
   async erasuresCompacted(): Promise<void> {
-    await this.compactor.settled()
+    try {
+      await this.compactor.settled()
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error)
+      throw new StorageError('STORAGE_FAILED', `erased bodies are not compacted out of the store's files yet (${detail}); the next erasure or the next open tries again`, { space: this.space }, { cause: error })
+    }
   }
 
   /** After a crash before an owed compaction: compacts the space's events now (in the background). */

@@ -73,23 +73,33 @@ export class WriteJournal {
     const names = [{ name: file, generation: 0 }, ...rotated]
     const files: JournalFile[] = []
     const batches: StorageWrite[][] = []
-    let fd = -1
-    let intact = true
-    for (const { name, generation } of names) {
-      if (!intact) {
-        fs.rmSync(name, { force: true })
-        continue
+    // Read up to the first torn or corrupt frame, or a missing generation between rotated files
+    // (files are removed oldest first, so a gap is damage: what follows it is not a prefix).
+    let dropFrom: number | undefined
+    let torn: JournalFile | undefined
+    for (const [index, { name, generation }] of names.entries()) {
+      const previous = names[index - 1]
+      if (index > 1 && previous !== undefined && generation !== previous.generation + 1) {
+        dropFrom = index
+        break
       }
-      if (fd >= 0) fs.closeSync(fd)
-      fd = fs.openSync(name, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600)
-      const bytes = fs.readFileSync(fd)
+      const bytes = fs.existsSync(name) ? fs.readFileSync(name) : Buffer.alloc(0)
       const offset = readFrames(bytes, batches)
+      const read: JournalFile = { generation, name, size: offset, lastBatch: 0 }
+      files.push(read)
       if (offset !== bytes.length) {
-        fs.ftruncateSync(fd, offset)
-        intact = false
+        dropFrom = index + 1
+        torn = read
+        break
       }
-      files.push({ generation, name, size: offset, lastBatch: 0 })
     }
+    // Newest first, so a crash part way leaves no gap for the next open to read across.
+    if (dropFrom !== undefined) for (const { name } of names.slice(dropFrom).reverse()) fs.rmSync(name, { force: true })
+    if (torn) fs.truncateSync(torn.name, torn.size)
+    const last = files[files.length - 1] as JournalFile
+    const fd = fs.openSync(last.name, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600)
+    // With sync, a journal file this open created must survive power loss too.
+    if (options.sync) syncDirectory(path.dirname(file))
     return { journal: new WriteJournal(file, files, fd, options.sync, options.rotateBytes ?? DEFAULT_ROTATE_BYTES), batches }
   }
 
@@ -135,10 +145,16 @@ export class WriteJournal {
     frame.writeUInt32LE(zlib.crc32(frame.subarray(FRAME_HEADER_BYTES)), 4)
     const file = this.fileFor()
     // The frame lands whole or (on a crash mid-call) is cut off and dropped on replay.
-    let written = fs.writeSync(this.fd, frame, 0, size, file.size)
-    while (written < size) written += fs.writeSync(this.fd, frame, written, size - written, file.size + written)
+    try {
+      let written = fs.writeSync(this.fd, frame, 0, size, file.size)
+      while (written < size) written += fs.writeSync(this.fd, frame, written, size - written, file.size + written)
+      if (this.sync) fs.fdatasyncSync(this.fd)
+    } catch (error) {
+      // Part of a frame past the file's end would stop replay there, and drop every later file.
+      this.cutBack(file)
+      throw error
+    }
     file.size += size
-    if (this.sync) fs.fdatasyncSync(this.fd)
     file.lastBatch = ++this.appended
     return copied
   }
@@ -169,10 +185,20 @@ export class WriteJournal {
     const current = this.files[0] as JournalFile
     if (current.generation === 0) return
     const fd = fs.openSync(this.base, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600)
+    if (this.sync) syncDirectory(path.dirname(this.base))
     fs.closeSync(this.fd)
     this.fd = fd
     this.files = [{ generation: 0, name: this.base, size: 0, lastBatch: this.appended }]
     fs.rmSync(current.name, { force: true })
+  }
+
+  /** Cuts a file back to the frames it holds, dropping what a failed append left past them. */
+  private cutBack(file: JournalFile): void {
+    try {
+      fs.ftruncateSync(this.fd, file.size)
+    } catch {
+      // The next rotation cuts it again (fileFor); until then later appends write over it.
+    }
   }
 
   close(): void {
@@ -183,6 +209,8 @@ export class WriteJournal {
   private fileFor(): JournalFile {
     const current = this.files[this.files.length - 1] as JournalFile
     if (current.size < this.rotateBytes) return current
+    // Nothing a failed append left may follow the last frame of a file that later files follow.
+    fs.ftruncateSync(this.fd, current.size)
     const generation = current.generation + 1
     const name = rotatedName(this.base, generation)
     const fd = fs.openSync(name, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600)

@@ -3,10 +3,11 @@
  * replayed from the journal after a crash, torn and corrupt tails dropped, reads that see
  * writes not yet flushed, and a failing inner store refusing further work.
  */
-import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import fs from 'node:fs'
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { StorageError } from '../../src/errors.js'
 import { JOURNAL_FILE, JournaledStorage, type JournaledStorageOptions } from '../../src/log/journaled-storage.js'
 import { LevelLogStorage } from '../../src/log/level-storage.js'
@@ -175,6 +176,42 @@ describe('JournaledStorage', () => {
     expect((await listAll(storage)).map(([key]) => key)).toEqual(['k0', 'k1'])
     expect(await journalFiles(dir)).toEqual([JOURNAL_FILE])
     await storage.close()
+  })
+
+  // Found in review: a crash while open dropped the files after a corrupt one (oldest first)
+  // left a gap, and the next open read across it: not a prefix of what was written.
+  it('stops replay at a missing generation between rotated files', async () => {
+    const dir = await freshDir()
+    await (await LevelLogStorage.openDisk(dir)).close()
+    const { journal } = WriteJournal.open(path.join(dir, JOURNAL_FILE), { sync: false, rotateBytes: 50 })
+    for (let i = 0; i < 4; i++) journal.append([{ type: 'put', key: `k${i}`, value: bytes('y'.repeat(40)) }])
+    journal.close()
+    await unlink(path.join(dir, 'cairn-journal.2.log'))
+    const storage = await openJournaled(dir)
+    expect((await listAll(storage)).map(([key]) => key)).toEqual(['k0', 'k1'])
+    expect(await journalFiles(dir)).toEqual([JOURNAL_FILE])
+    await storage.close()
+  })
+
+  // Found in review: part of a frame a failed write left past the file's end stopped replay
+  // there once later files followed it, and every acknowledged batch in them was dropped.
+  it('keeps every acknowledged batch after a failed append, across rotation and a crash', async () => {
+    const dir = await freshDir()
+    const { journal } = WriteJournal.open(path.join(dir, JOURNAL_FILE), { sync: false, rotateBytes: 300 })
+    journal.append([{ type: 'put', key: 'k0', value: bytes('a'.repeat(10)) }])
+    const realWrite = fs.writeSync
+    const failing = vi.spyOn(fs, 'writeSync').mockImplementationOnce(((fd: number, buffer: NodeJS.ArrayBufferView, offset: number, length: number, position: number) => {
+      realWrite(fd, buffer, offset, Math.floor(length / 2), position) // half the frame lands
+      throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })
+    }) as unknown as typeof fs.writeSync)
+    expect(() => journal.append([{ type: 'put', key: 'lost', value: bytes('b'.repeat(600)) }])).toThrow('no space left')
+    failing.mockRestore()
+    for (let i = 1; i < 30; i++) journal.append([{ type: 'put', key: `k${i}`, value: bytes('d'.repeat(20)) }])
+    journal.close()
+    expect((await journalFiles(dir)).length).toBeGreaterThan(1)
+    const reopened = WriteJournal.open(path.join(dir, JOURNAL_FILE), { sync: false })
+    reopened.journal.close()
+    expect(reopened.batches.map((batch) => batch[0]?.key)).toEqual(Array.from({ length: 30 }, (_, i) => `k${i}`))
   })
 
   it('holds a writer back while too much waits for LevelDB, until one flush lands, keeping call order', async () => {
