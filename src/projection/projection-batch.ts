@@ -69,7 +69,7 @@ const KEPT_OP = 'k'
 const TOMBSTONE_OP = 't'
 const OTHER_KIND_OP = 'o'
 const EMPTY_VIEW = new Uint8Array(0)
-/** How many records' stored content a seal reads ahead of its purges. */
+/** How many records' stored content (or referrers) a batch reads at once. */
 const CONTENT_READ_AHEAD = 64
 
 /** What purgeContent does with a record's content entries (see there). */
@@ -572,9 +572,12 @@ export class ProjectionBatch {
         next.push(referrer)
       }
       const inBatch = newlyDeleted.length > 0 ? this.referrersInBatch() : undefined
-      // The stored referrers of every deleted record at once (each range read is a round trip to
-      // LevelDB's threads; together they overlap), then taken in order.
-      const stored = await Promise.all(newlyDeleted.map((id) => this.keysIn(this.keys.referencePrefix(id))))
+      // The stored referrers of the deleted records, CONTENT_READ_AHEAD at a time (each range read
+      // is a round trip to LevelDB's threads; together they overlap), then taken in order.
+      const stored: string[][] = []
+      for (let i = 0; i < newlyDeleted.length; i += CONTENT_READ_AHEAD) {
+        stored.push(...await Promise.all(newlyDeleted.slice(i, i + CONTENT_READ_AHEAD).map((id) => this.keysIn(this.keys.referencePrefix(id)))))
+      }
       newlyDeleted.forEach((id, i) => {
         for (const key of stored[i] as string[]) revisit(idFromKey(key))
         for (const referrer of inBatch?.get(id) ?? []) revisit(referrer)
