@@ -79,6 +79,16 @@ const turns = async (count: number): Promise<void> => {
   for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve))
 }
 
+/** A store left by a crash with `count` batches (`k0`…) in its journal, one journal file each. */
+async function crashWithOneBatchPerFile(count: number): Promise<string> {
+  const dir = await freshDir()
+  await (await LevelLogStorage.openDisk(dir)).close()
+  const { journal } = WriteJournal.open(path.join(dir, JOURNAL_FILE), { sync: false, rotateBytes: 50 })
+  for (let i = 0; i < count; i++) journal.append([{ type: 'put', key: `k${i}`, value: bytes('y'.repeat(40)) }])
+  journal.close()
+  return dir
+}
+
 runStorageSuite('JournaledStorage on disk', async () => openJournaled(await freshDir()), {
   reopen: (closed) => openJournaled(closed.location),
 })
@@ -159,12 +169,7 @@ describe('JournaledStorage', () => {
   })
 
   it('stops replay at a corrupt frame in an older file and drops every later file', async () => {
-    const dir = await freshDir()
-    const inner = await LevelLogStorage.openDisk(dir)
-    await inner.close()
-    const { journal } = WriteJournal.open(path.join(dir, JOURNAL_FILE), { sync: false, rotateBytes: 50 })
-    for (let i = 0; i < 6; i++) journal.append([{ type: 'put', key: `k${i}`, value: bytes('y'.repeat(40)) }])
-    journal.close()
+    const dir = await crashWithOneBatchPerFile(6)
     const names = await journalFiles(dir)
     expect(names.length).toBe(6)
     // The third batch's file (generation 2) gets a flipped byte.
@@ -181,11 +186,7 @@ describe('JournaledStorage', () => {
   // Found in review: a crash while open dropped the files after a corrupt one (oldest first)
   // left a gap, and the next open read across it: not a prefix of what was written.
   it('stops replay at a missing generation between rotated files', async () => {
-    const dir = await freshDir()
-    await (await LevelLogStorage.openDisk(dir)).close()
-    const { journal } = WriteJournal.open(path.join(dir, JOURNAL_FILE), { sync: false, rotateBytes: 50 })
-    for (let i = 0; i < 4; i++) journal.append([{ type: 'put', key: `k${i}`, value: bytes('y'.repeat(40)) }])
-    journal.close()
+    const dir = await crashWithOneBatchPerFile(4)
     await unlink(path.join(dir, 'cairn-journal.2.log'))
     const storage = await openJournaled(dir)
     expect((await listAll(storage)).map(([key]) => key)).toEqual(['k0', 'k1'])
