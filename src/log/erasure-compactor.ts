@@ -28,7 +28,7 @@ export class ErasureCompactor {
   private owed: KeyRange | undefined
   private running: Promise<void> | undefined
   /** Why the last compaction failed, while its range is still owed. */
-  failure: unknown
+  private failure: unknown
 
   constructor(
     private readonly storage: LogStorage,

@@ -1,13 +1,15 @@
 /**
  * A `LogStorage` that makes each write durable by appending it to a journal file (synchronous,
  * a few µs) and feeds the store behind it (LevelDB) in the background, merging the batches that
- * queue up meanwhile into one. Reads see every accepted write at once: point reads through an
- * overlay of not-yet-flushed values, range reads after the queue has drained.
+ * queue up meanwhile (up to flushChunkBytes per LevelDB write). Reads see every accepted write at
+ * once: point reads through an overlay of not-yet-flushed values, range reads after the queue has
+ * drained. Past maxUnflushedBytes a writer waits for the next flush (backpressure).
  *
- * Invariants: a batch is in the journal before `write` resolves; the journal is emptied only
- * when everything in it is in the inner store; batches reach the inner store in the order they
- * were written; after a crash, opening replays the journal's intact batches in order. If the
- * inner store fails, this storage refuses further work (reopening recovers from the journal).
+ * Invariants: a batch is in the journal before `write` resolves; a journal file is removed or
+ * emptied only when every batch in it is in the inner store; batches reach the inner store in
+ * the order they were written; after a crash, opening replays the journal's intact batches in
+ * order. If the inner store fails, this storage refuses further work (reopening recovers from
+ * the journal).
  */
 import path from 'node:path'
 import { StorageError } from '../errors.js'
@@ -144,7 +146,7 @@ export class JournaledStorage implements LogStorage {
     this.queue.push({ writes: batch, bytes })
     this.accepted++
     // Flush on a later turn of the event loop: LevelDB's marshalling stays off the writer's path,
-    // and everything written meanwhile goes to LevelDB as one batch.
+    // and what is written meanwhile goes to LevelDB together (in chunks of flushChunkBytes).
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush())
     // Backpressure once the batch is in (so batches keep the order of the calls): wait for one
     // flush at a time, not for the queue to drain, so LevelDB keeps working meanwhile.
