@@ -62,7 +62,25 @@ export class LogStore {
     if (raw.journalRotateBytes !== undefined) assertInteger(raw.journalRotateBytes, 'options.journalRotateBytes', 1)
     const storage = options.storage ??
       (path !== undefined ? await openDiskStorage(path, options) : await LevelLogStorage.openMemory())
-    return new LogStore(storage, options.crypto ?? defaultCrypto(), options.clock ?? new SystemClock())
+    const store = new LogStore(storage, options.crypto ?? defaultCrypto(), options.clock ?? new SystemClock())
+    try {
+      await store.resumeOwedCompactions()
+    } catch (error) {
+      if (!options.storage) await storage.close()
+      throw error
+    }
+    return store
+  }
+
+  /**
+   * Opens the spaces whose erasures still owe a compaction (a crash came first, or it failed),
+   * which compacts them in the background: a space nobody opens (a relay's) is not left holding
+   * erased bytes in its files.
+   */
+  private async resumeOwedCompactions(): Promise<void> {
+    const spaces = await this.listSpaces()
+    const owed = await this.storage.getMany(spaces.map((space) => keys.compactionOwed(space)))
+    for (const [i, space] of spaces.entries()) if (owed[i] !== undefined) await this.openSpace(space)
   }
 
   /** Starts a new space owned by `identity`; its id is the id of the genesis event. */

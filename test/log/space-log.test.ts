@@ -406,6 +406,23 @@ describe('erasure compaction', () => {
     await store.close()
   })
 
+  it('a store opened after a crash compacts every space that owes a compaction, opened or not', async () => {
+    const { storage, compactions, failing, owner, log } = await countingSpace()
+    const secret = await log.append(owner, { op: 'note', data: { text: 'x' } })
+    failing.on = true
+    await log.erase([secret.id])
+    await log.erasuresCompacted().catch(() => undefined)
+    failing.on = false
+    compactions.length = 0
+    // The same storage opened again (as after a crash); nothing opens the space.
+    const reopened = await LogStore.open({ storage })
+    for (let i = 0; i < 200 && (await storage.get(keys.compactionOwed(log.space))) !== undefined; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+    const prefix = keys.eventPrefix(log.space)
+    expect(compactions).toEqual([[prefix, keys.end(prefix)]])
+    expect(await storage.get(keys.compactionOwed(log.space))).toBeUndefined()
+    await reopened.close() // closes the storage the first store shares
+  })
+
   it('closing the store waits for the compaction an erasure asked for', async () => {
     const { compactions, owner, store, log } = await countingSpace()
     const secret = await log.append(owner, { op: 'note', data: { text: 'x' } })
