@@ -110,11 +110,6 @@ export class WriteJournal {
     return total
   }
 
-  /** How many files the journal has now (for tests). */
-  get fileCount(): number {
-    return this.files.length
-  }
-
   /**
    * Appends one batch; when this returns the batch survives a process crash (and, with sync,
    * power loss). Returns the batch with each value viewing the journal's own copy of it.

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { Memory } from '../../src/memory/index.js'
-import { CATCH_UP_LIMITS, type Projection } from '../../src/projection/index.js'
+import { CATCH_UP_LIMITS, type CatchUpLimits, type Projection } from '../../src/projection/index.js'
 import type { EventEnvelope } from '../../src/log/index.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
@@ -40,6 +40,17 @@ async function replicas(count: number): Promise<{ memories: Memory[]; tick: (ms?
 
 function projectionOf(memory: Memory): Projection {
   return (memory as unknown as { core: { projection: Projection } }).core.projection
+}
+
+const ONE_EVENT_A_BATCH: CatchUpLimits = { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }
+
+/** A fresh replica of `space` that took `events` in one delivery, its catch-ups cut by `limits`. */
+async function fedReplica(space: string, clock: ManualClock, events: readonly EventEnvelope[], limits: CatchUpLimits = CATCH_UP_LIMITS): Promise<Memory> {
+  const fresh = await Memory.open({ clock, space })
+  open.push(fresh)
+  projectionOf(fresh).limits = limits
+  await fresh.ingest([...events])
+  return fresh
 }
 
 /** The markers of a record's history entries (c content, k kept, t tombstone…), in log order. */
@@ -514,11 +525,8 @@ describe('deletions found through a parent', () => {
       const update = (fromTablet as EventEnvelope[])[0] as EventEnvelope
       // Two fresh replicas take the same events in one delivery: one batch, or one event a batch.
       const seen: { dump: string; bodies: string[]; markers: string[] }[] = []
-      for (const limits of [CATCH_UP_LIMITS, { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }]) {
-        const fresh = await Memory.open({ clock, space: owner.space })
-        open.push(fresh)
-        projectionOf(fresh).limits = limits
-        await fresh.ingest(events)
+      for (const limits of [CATCH_UP_LIMITS, ONE_EVENT_A_BATCH]) {
+        const fresh = await fedReplica(owner.space, clock, events, limits)
         expect(await fresh.status('fact_s')).toBe('deleted')
         const states = await Promise.all(events.map(async (event) => String((await fresh.log.get(event.id))?.bodyState)))
         seen.push({ dump: await projectionDump(fresh), bodies: states, markers: await historyMarkers(fresh, 'fact_s') })
@@ -548,11 +556,8 @@ describe('deletions found through a parent', () => {
     const [episodeCreate, redaction] = fromW2 as [EventEnvelope, EventEnvelope]
     const events = [...fromOwner as EventEnvelope[], ...fromW1 as EventEnvelope[], episodeCreate, ...fromW3 as EventEnvelope[], redaction]
     const seen: { dump: string; digest: string; status: string }[] = []
-    for (const limits of [CATCH_UP_LIMITS, { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }]) {
-      const fresh = await Memory.open({ clock, space: owner.space })
-      open.push(fresh)
-      projectionOf(fresh).limits = limits
-      await fresh.ingest(events)
+    for (const limits of [CATCH_UP_LIMITS, ONE_EVENT_A_BATCH]) {
+      const fresh = await fedReplica(owner.space, clock, events, limits)
       seen.push({ dump: await projectionDump(fresh), digest: await fresh.digest(), status: String(await fresh.status('shared')) })
     }
     const [batched, stepwise] = seen as [typeof seen[0], typeof seen[0]]
@@ -577,9 +582,7 @@ describe('deletions found through a parent', () => {
     const orders = inAnyOrder([create as EventEnvelope, redaction as EventEnvelope, forget as EventEnvelope, concurrent as EventEnvelope]).filter((order) => order.indexOf(create as EventEnvelope) < order.indexOf(redaction as EventEnvelope))
     const outcomes = new Set<string>()
     for (const order of orders) {
-      const fresh = await Memory.open({ clock, space: owner.space })
-      open.push(fresh)
-      await fresh.ingest([...fromOwner, ...order])
+      const fresh = await fedReplica(owner.space, clock, [...fromOwner, ...order])
       expect(await fresh.status('shared')).toBe('deleted')
       expect(await bodies(fresh)).not.toContain('secret-')
       expect((await fresh.checkProjection()).named).toEqual([])
@@ -609,11 +612,8 @@ describe('deletions found through a parent', () => {
       // The phone's events, then the owner's forget of ep_p, then the laptop's forget: one run.
       const events = [...fromOwner as EventEnvelope[], ...fromPhone as EventEnvelope[], ...fromTablet as EventEnvelope[], ...fromLaptop as EventEnvelope[]]
       const seen: string[] = []
-      for (const limits of [CATCH_UP_LIMITS, { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 1 }]) {
-        const fresh = await Memory.open({ clock: new ManualClock(Date.UTC(2026, 0, 2)), space: owner.space })
-        open.push(fresh)
-        projectionOf(fresh).limits = limits
-        await fresh.ingest(events)
+      for (const limits of [CATCH_UP_LIMITS, ONE_EVENT_A_BATCH]) {
+        const fresh = await fedReplica(owner.space, new ManualClock(Date.UTC(2026, 0, 2)), events, limits)
         expect(await fresh.status('shared')).toBe('deleted')
         expect(await bodies(fresh)).not.toContain('secret-')
         const states = await Promise.all(events.map(async (event) => String((await fresh.log.get(event.id))?.bodyState)))
@@ -643,9 +643,7 @@ describe('deletions found through a parent', () => {
     const redactionFirst = [...fromOwner as EventEnvelope[], ...fromW2 as EventEnvelope[], ...fromW1 as EventEnvelope[], ...fromW3 as EventEnvelope[]]
     const seen: OrderOutcome[] = []
     for (const events of [deletionFirst, redactionFirst]) {
-      const fresh = await Memory.open({ clock, space: owner.space })
-      open.push(fresh)
-      await fresh.ingest(events)
+      const fresh = await fedReplica(owner.space, clock, events)
       const states = await Promise.all([...events].sort((a, b) => a.id.localeCompare(b.id)).map(async (event) => String((await fresh.log.get(event.id))?.bodyState)))
       seen.push({ status: String(await fresh.status('shared')), bodies: states.join(), digest: await fresh.digest(), named: (await fresh.checkProjection()).named })
     }
