@@ -2,8 +2,9 @@
  * A `LogStorage` that makes each write durable by appending it to a journal file (synchronous,
  * a few µs) and feeds the store behind it (LevelDB) in the background, merging the batches that
  * queue up meanwhile (up to flushChunkBytes per LevelDB write). Reads see every accepted write at
- * once: point reads through an overlay of not-yet-flushed values, range reads after the queue has
- * drained. Past maxUnflushedBytes a writer waits for the next flush (backpressure).
+ * once: point reads through an overlay of not-yet-flushed values, range reads once the writes
+ * accepted before them are in the inner store. Past maxUnflushedBytes a writer waits for the
+ * next flush (backpressure). close() refuses writes from its call on.
  *
  * Invariants: a batch is in the journal before `write` resolves; a journal file is removed or
  * emptied only when every batch in it is in the inner store; batches reach the inner store in
@@ -54,6 +55,8 @@ export class JournaledStorage implements LogStorage {
   private flushing: Promise<void> | undefined
   private failure: StorageError | undefined
   private closed = false
+  /** Set by close(): writes are refused from then on. */
+  private closing: Promise<void> | undefined
   /** writeDerived batches on their way to the inner store. */
   private readonly direct = new Set<Promise<void>>()
   /** Journaled batches accepted, and how many of them are in the inner store (in order). */
@@ -129,7 +132,7 @@ export class JournaledStorage implements LogStorage {
   }
 
   async write(writes: readonly StorageWrite[]): Promise<void> {
-    this.checkUsable()
+    this.checkWritable()
     if (writes.length === 0) return
     this.checkWrites(writes)
     let batch: StorageWrite[]
@@ -169,7 +172,7 @@ export class JournaledStorage implements LogStorage {
    * is journaled like any other.
    */
   async writeDerived(writes: readonly StorageWrite[]): Promise<void> {
-    this.checkUsable()
+    this.checkWritable()
     if (writes.length === 0) return
     this.checkWrites(writes)
     // Only the writes accepted so far: under a steady stream of journaled writes the queue may
@@ -216,21 +219,30 @@ export class JournaledStorage implements LogStorage {
     await this.inner.compact(start, end)
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return
-    await this.settled().catch(() => undefined)
-    this.closed = true
-    if (!this.failure) this.journal.reset()
-    this.journal.close()
-    await this.inner.close()
+  /**
+   * Refuses writes from the call on, waits for the accepted ones to reach the inner store, then
+   * closes. Calls after the first share its promise.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.settled().catch(() => undefined)
+      this.closed = true
+      if (!this.failure) this.journal.reset()
+      this.journal.close()
+      await this.inner.close()
+    })()
+    return this.closing
   }
 
-  /** Resolves when every accepted write is in the inner store. */
+  /**
+   * Resolves when every write accepted before the call is in the inner store. Writes accepted
+   * after it are not waited for, so a writer that never pauses cannot postpone it (range reads,
+   * compaction and close wait on it).
+   */
   async settled(): Promise<void> {
-    while (this.flushing || this.direct.size > 0) {
-      if (this.flushing) await this.flushing
-      else await Promise.allSettled(this.direct)
-    }
+    const direct = [...this.direct]
+    await this.untilFlushed(this.accepted)
+    await Promise.allSettled(direct)
     this.checkUsable()
   }
 
@@ -296,6 +308,11 @@ export class JournaledStorage implements LogStorage {
         throw new StorageError('STORAGE_FAILED', 'a write must be a put of bytes or a del, with a string key', { file: this.location })
       }
     }
+  }
+
+  private checkWritable(): void {
+    this.checkUsable()
+    if (this.closing) throw new StorageError('STORAGE_FAILED', 'the store is closing', { file: this.location })
   }
 
   private checkUsable(): void {

@@ -75,6 +75,17 @@ async function openGated(dir: string, options: JournaledStorageOptions): Promise
   return { storage, inner, innerWrites, letOneThrough }
 }
 
+/** A LevelDB store whose every write takes a few milliseconds longer, as under a busy disk. */
+async function slowLevel(dir: string): Promise<LevelLogStorage> {
+  const inner = await LevelLogStorage.openDisk(dir)
+  const innerWrite = inner.write.bind(inner)
+  inner.write = async (writes) => {
+    await new Promise((resolve) => setTimeout(resolve, 3))
+    return innerWrite(writes)
+  }
+  return inner
+}
+
 const turns = async (count: number): Promise<void> => {
   for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve))
 }
@@ -303,6 +314,60 @@ describe('JournaledStorage', () => {
     expect(text(await storage.get('derived'))).toBe('d')
     expect(text(await storage.get(`w${LIMIT - 1}`))).toBe('x')
     await storage.close()
+  })
+
+  // A range read waits for the writes before it to reach LevelDB; it used to wait for the queue to
+  // be empty, which a writer that never pauses could put off until it stopped.
+  it('answers range reads and compacts while writes keep coming, seeing every write before the call', async () => {
+    // LevelDB writes take 3 ms and a write comes every millisecond: the queue is never empty.
+    const dir = await freshDir()
+    const storage = await JournaledStorage.open(await slowLevel(dir), dir)
+    const LIMIT = 400
+    let written = 0
+    const writer = (async () => {
+      for (; written < LIMIT; written++) {
+        await storage.write([{ type: 'put', key: `w${String(written).padStart(5, '0')}`, value: bytes('x') }])
+        await new Promise((resolve) => setTimeout(resolve, 1))
+      }
+    })()
+    while (written < 20) await turns(1)
+    const before = written
+    const keys: string[] = []
+    for await (const key of storage.keys({ gte: 'w', lt: 'x' })) keys.push(key)
+    const whenRead = written
+    await storage.compact('w', 'x')
+    const whenCompacted = written
+    await writer
+    expect(whenRead).toBeLessThan(LIMIT)
+    expect(whenCompacted).toBeLessThan(LIMIT)
+    expect(keys.length).toBeGreaterThanOrEqual(before)
+    expect(keys.slice(0, before)).toEqual(Array.from({ length: before }, (_, i) => `w${String(i).padStart(5, '0')}`))
+    await storage.close()
+  })
+
+  it('refuses writes once close is called, and keeps every write accepted before it', async () => {
+    const dir = await freshDir()
+    const storage = await JournaledStorage.open(await slowLevel(dir), dir, { flushChunkBytes: 1024 })
+    let acknowledged = 0
+    let refusal: unknown
+    const writer = (async () => {
+      try {
+        for (;;) {
+          await storage.write([{ type: 'put', key: `w${String(acknowledged).padStart(5, '0')}`, value: bytes('x'.repeat(200)) }])
+          acknowledged++
+        }
+      } catch (error) {
+        refusal = error
+      }
+    })()
+    while (acknowledged < 100) await turns(1)
+    await Promise.all([storage.close(), storage.close()])
+    await writer
+    expect(refusal).toMatchObject({ code: 'STORAGE_FAILED', message: expect.stringContaining('closing') })
+    const reopened = await openJournaled(dir)
+    const stored = (await listAll(reopened)).map(([key]) => key)
+    expect(stored).toEqual(Array.from({ length: acknowledged }, (_, i) => `w${String(i).padStart(5, '0')}`))
+    await reopened.close()
   })
 
   // Found in review: replay writes every frame the journal holds, flushed or not, so a derived
