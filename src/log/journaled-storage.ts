@@ -63,6 +63,8 @@ export class JournaledStorage implements LogStorage {
   private accepted = 0
   private flushedBatches = 0
   private readonly flushWaiters: { upTo: number; resolve: () => void }[] = []
+  /** The last failure to remove or empty flushed journal files, until a later attempt succeeds. */
+  journalCleanupFailure: Error | undefined
   /** How many writeDerived batches had to take the journal (it was not empty): for tests and tuning. */
   derivedJournaled = 0
 
@@ -227,9 +229,15 @@ export class JournaledStorage implements LogStorage {
     this.closing ??= (async () => {
       await this.settled().catch(() => undefined)
       this.closed = true
-      if (!this.failure) this.journal.reset()
-      this.journal.close()
-      await this.inner.close()
+      try {
+        // Files that cannot go now replay, in order, at the next open: LevelDB ends the same.
+        if (!this.failure) this.journal.reset()
+      } catch (error) {
+        this.journalCleanupFailure = error as Error
+      } finally {
+        this.journal.close()
+        await this.inner.close()
+      }
     })()
     return this.closing
   }
@@ -258,7 +266,7 @@ export class JournaledStorage implements LogStorage {
           // A later write to the same key keeps its newer overlay entry.
           if (this.overlay.get(write.key) === (write.type === 'put' ? write.value : null)) this.overlay.delete(write.key)
         }
-        this.journal.release(this.flushedBatches)
+        this.releaseJournal()
         this.wakeFlushWaiters()
       }
     } catch (error) {
@@ -267,6 +275,21 @@ export class JournaledStorage implements LogStorage {
       this.flushing = undefined
       // On failure nothing more will flush: waiters wake and find the storage unusable.
       if (this.failure) this.wakeFlushWaiters(true)
+    }
+  }
+
+  /**
+   * Lets the journal drop what LevelDB now holds. A file that cannot be removed or emptied (the
+   * disk refusing an unlink, say) is not a store failure: nothing is lost, the journal keeps it
+   * and every later file (so a replay stays in order) and tries again after the next flush, or
+   * at close. `journalCleanupFailure` tells what went wrong meanwhile.
+   */
+  private releaseJournal(): void {
+    try {
+      this.journal.release(this.flushedBatches)
+      this.journalCleanupFailure = undefined
+    } catch (error) {
+      this.journalCleanupFailure = error as Error
     }
   }
 

@@ -158,12 +158,16 @@ export class WriteJournal {
    * Lets go of what the store behind holds: `flushed` is how many batches appended since open
    * are durable there (in append order). Older files holding only such batches are removed; the
    * current file is emptied once every batch is.
+   *
+   * Files go oldest first and a file stays listed until it is gone: if a removal fails (it
+   * throws), that file and every later one stay, so a replay still reads a prefix of what was
+   * written, in order, and the next release tries again.
    */
   release(flushed: number): void {
     const current = this.files[this.files.length - 1] as JournalFile
     while (this.files.length > 1 && (this.files[0] as JournalFile).lastBatch <= flushed) {
-      const old = this.files.shift() as JournalFile
-      fs.rmSync(old.name, { force: true })
+      fs.rmSync((this.files[0] as JournalFile).name, { force: true })
+      this.files.shift()
     }
     if (this.files.length === 1 && current.lastBatch <= flushed && current.size > 0) {
       fs.ftruncateSync(this.fd, 0)

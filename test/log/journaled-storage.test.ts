@@ -179,6 +179,60 @@ describe('JournaledStorage', () => {
     await storage.close()
   })
 
+  it('goes on when a flushed journal file cannot be removed: the file and every later one stay, in order, until a later try', async () => {
+    const dir = await freshDir()
+    const { storage, letOneThrough } = await openGated(dir, { rotateBytes: 100, flushChunkBytes: 1 })
+    for (let i = 0; i < 4; i++) await storage.write([{ type: 'put', key: 'same', value: bytes(`${i}`.repeat(95)) }]) // a file each
+    const files = await journalFiles(dir)
+    const realRemove = fs.rmSync
+    const refuse = vi.spyOn(fs, 'rmSync').mockImplementation((target, options) => {
+      if (String(target).includes('cairn-journal')) throw Object.assign(new Error('EIO: i/o error, unlink'), { code: 'EIO' })
+      return realRemove(target, options)
+    })
+    try {
+      for (let i = 0; i < 4; i++) letOneThrough()
+      await storage.settled()
+      expect(storage.journalCleanupFailure?.message).toContain('EIO')
+      expect(await journalFiles(dir)).toEqual(files)
+      // Still usable; a later write is read back and flushed.
+      await storage.write([{ type: 'put', key: 'later', value: bytes('l') }])
+      letOneThrough()
+      await storage.settled()
+      expect(text(await storage.get('same'))).toBe('3'.repeat(95))
+      expect((await journalFiles(dir)).slice(0, files.length)).toEqual(files)
+    } finally {
+      refuse.mockRestore()
+    }
+    // The next flush removes them.
+    await storage.write([{ type: 'put', key: 'after', value: bytes('a') }])
+    letOneThrough()
+    await storage.settled()
+    expect(storage.journalCleanupFailure).toBeUndefined()
+    expect(await journalFiles(dir)).toHaveLength(1)
+    await storage.close()
+  })
+
+  it('closes when the journal cannot be emptied, and the files it keeps replay to the same store', async () => {
+    const dir = await freshDir()
+    const storage = await JournaledStorage.open(await LevelLogStorage.openDisk(dir), dir, { rotateBytes: 100 })
+    for (let i = 0; i < 4; i++) await storage.write([{ type: 'put', key: 'same', value: bytes(`${i}`.repeat(95)) }])
+    await storage.write([{ type: 'del', key: 'gone' }, { type: 'put', key: 'kept', value: bytes('k') }])
+    const refuse = vi.spyOn(fs, 'rmSync').mockImplementation(() => {
+      throw Object.assign(new Error('EACCES: permission denied, unlink'), { code: 'EACCES' })
+    })
+    try {
+      await storage.close()
+    } finally {
+      refuse.mockRestore()
+    }
+    expect(storage.journalCleanupFailure?.message).toContain('EACCES')
+    expect((await journalFiles(dir)).length).toBeGreaterThan(1)
+    const reopened = await openJournaled(dir)
+    expect(await listAll(reopened)).toEqual([['kept', 'k'], ['same', '3'.repeat(95)]])
+    expect(await journalFiles(dir)).toEqual([JOURNAL_FILE])
+    await reopened.close()
+  })
+
   it('stops replay at a corrupt frame in an older file and drops every later file', async () => {
     const dir = await crashWithOneBatchPerFile(6)
     const names = await journalFiles(dir)
