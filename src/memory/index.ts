@@ -7,6 +7,6 @@ export {
   DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_NAME_LENGTH,
   type MemoryStore, type ConversationContext, type ConversationMessage, type ConversationSummary, type ListOptions, type JsonObject,
 } from './memory-store.js'
-export { buildCreateEntry, entryBodySize, oversizedRecordRefusal, redactionSkeleton } from './record-entries.js'
+export { buildCreateEntry, entryBodySize, oversizedRecordRefusal, redactionSkeleton, refuseEndBeforeStart } from './record-entries.js'
 export type { WithheldWrite, WithheldReport } from './withheld-writes.js'
 export type { ProjectionCheck, ProjectionCheckOptions, ProjectionDifference } from './projection-check.js'

@@ -26,7 +26,7 @@ import { checkProjection, type ProjectionCheck, type ProjectionCheckOptions } fr
 import { emptyDerivedBlock, planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseOtherKind, refuseTombstoned } from './memory-core.js'
-import { createEntry, nameOversizedRecord, redactionSkeleton, signTombstone, type Tombstone } from './record-entries.js'
+import { createEntry, nameOversizedRecord, redactionSkeleton, refuseEndBeforeStart, signTombstone, type Tombstone } from './record-entries.js'
 import * as bulk from './bulk-writes.js'
 import { listWithheld, noteWithheld, relayName, type WithheldReport, type WithheldWrite } from './withheld-writes.js'
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
@@ -133,10 +133,13 @@ export class Memory {
    * Stores a record of any Portable Memory kind and returns its id. Fields left out take the
    * documented defaults (an episode needs only `summary` or `details`). Remembering an existing
    * id merges into it; remembering a deleted id, or an id that is a record of another kind, is refused.
-   * @throws InputError UNKNOWN_KIND, MISSING_FIELD, WRONG_TYPE, … naming the field; FORGOTTEN, ID_TAKEN
+   * A fact or edge whose `tValidTo` is before its `tValidFrom` is refused here (OUT_OF_RANGE);
+   * `rememberMany`, the path of imports and restores, takes records as they were exported.
+   * @throws InputError UNKNOWN_KIND, MISSING_FIELD, WRONG_TYPE, OUT_OF_RANGE, … naming the field; FORGOTTEN, ID_TAKEN
    */
   async remember(record: RememberInput): Promise<string> {
     const entry = createEntry(this.core, record)
+    refuseEndBeforeStart(entry)
     return await this.creating.run(async () => {
       const state = await this.core.state(entry.id)
       if (state?.tombstone) refuseTombstoned(state.tombstone.op, 'id')

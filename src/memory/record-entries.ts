@@ -81,6 +81,24 @@ export function oversizedRecordRefusal(entry: CreateEntry): unknown {
   return nameOversizedRecord(new LimitError('BODY_TOO_LARGE', `body is ${size} bytes, over ${MAX_BODY_BYTES}`, { field: 'data' }), [entry])
 }
 
+/**
+ * A fact or edge written to end before it begins is refused by `remember` (and the CLI's dry
+ * run), as supersede refuses it: no valid-time query would find it. Only there: Cairn's own
+ * records can hold such an interval (concurrent creates of one id and a supersede), so the bulk
+ * path, which imports and restores take, accepts what was exported, and a peer's such event
+ * applies as written.
+ * @throws InputError OUT_OF_RANGE naming `<kind>.tValidTo`
+ */
+export function refuseEndBeforeStart(entry: CreateEntry): void {
+  const validTime = kindSpec(entry.kind).validTime
+  if (!validTime) return
+  const from = entry.fields[validTime.from]
+  const to = entry.fields[validTime.to]
+  if (typeof from === 'string' && typeof to === 'string' && Date.parse(to) < Date.parse(from)) {
+    throw new InputError('OUT_OF_RANGE', `${to} is before ${validTime.from} ${from}: a version cannot end before it begins`, { field: `${entry.kind}.${validTime.to}` })
+  }
+}
+
 /** createEntry with the replica's part given: an import measures the bodies it will write with it. */
 export function buildCreateEntry(context: CreateContext, input: unknown): CreateEntry {
   const raw = assertObject(input, 'record')

@@ -120,16 +120,6 @@ function readContext(context: unknown): ReadContext {
   return { now, randomHex }
 }
 
-/**
- * A fact or edge may not stop being valid before it starts (an empty interval, from = to, is
- * allowed: supersede writes one when a replacement takes over at once). Valid-time queries
- * would otherwise never find the record, and nothing would say why.
- */
-function assertValidInterval(kind: RecordKind, from: JsonValue | undefined, to: JsonValue | undefined, toField: string): void {
-  if (typeof from !== 'string' || typeof to !== 'string' || Date.parse(to) >= Date.parse(from)) return
-  throw new InputError('OUT_OF_RANGE', `${to} is before ${from} (the ${kind}'s start of validity): a record cannot stop being valid before it starts`, { field: `${kind}.${toField}` })
-}
-
 function missing(kind: RecordKind, field: string, message = 'required, and it has no default'): never {
   throw new InputError('MISSING_FIELD', message, { field: `${kind}.${field}` })
 }
@@ -166,8 +156,8 @@ function defaultValue(kind: RecordKind, field: FieldSpec, context: ReadContext):
 /**
  * Validates the fields of a new record (the caller's object minus `kind`) and returns the
  * complete PM record with defaults filled (listed in this file's header).
- * @throws InputError UNKNOWN_KIND, WRONG_TYPE, BAD_STRING, BAD_TIMESTAMP, OUT_OF_RANGE (also a
- *   tValidTo before tValidFrom), MISSING_FIELD, UNKNOWN_FIELD, BAD_ID, UNMASKED_SECRET, NOT_JSON, BAD_HEX, WRONG_LENGTH;
+ * @throws InputError UNKNOWN_KIND, WRONG_TYPE, BAD_STRING, BAD_TIMESTAMP, OUT_OF_RANGE,
+ *   MISSING_FIELD, UNKNOWN_FIELD, BAD_ID, UNMASKED_SECRET, NOT_JSON, BAD_HEX, WRONG_LENGTH;
  *   LimitError TOO_DEEP (an episode extension nested too deep)
  */
 export function validateCreate(kind: RecordKind, input: unknown, context: CreateContext): ValidatedRecord {
@@ -200,7 +190,6 @@ export function validateCreate(kind: RecordKind, input: unknown, context: Create
     if (value !== undefined) fields[field.name] = value
     else if (field.required) missing(kind, field.name)
   }
-  if (spec.validTime) assertValidInterval(kind, fields[spec.validTime.from], fields[spec.validTime.to], spec.validTime.to)
   const id = spec.keyFields === undefined ? (fields.id as string) : recordIdFor(kind, fields)
   return { id, fields, ext }
 }

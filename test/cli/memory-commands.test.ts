@@ -157,6 +157,9 @@ describe('cairn remember and get', () => {
     const missing = await run(['remember', '--kind', 'fact', '--field', 'subject=Sam', '--dir', dir])
     expect(expectOneLineError(missing, 2, 'MISSING_FIELD')).toContain('(field fact.')
     expect(existsSync(dir)).toBe(false)
+    const ended = await run(['remember', '--kind', 'edge', '--field', 'srcEntityID=ent_a', '--field', 'dstEntityID=ent_b', '--field', 'edgeType=knows', '--field', 'tValidTo=2000-01-01T00:00:00Z', '--dir', dir])
+    expect(expectOneLineError(ended, 2, 'OUT_OF_RANGE')).toContain('(field edge.tValidTo)')
+    expect(existsSync(dir)).toBe(false)
     // Too large for one event: measured before the home is made too.
     const huge = await run(['remember', 'x'.repeat(1_200_000), '--dir', dir])
     expect(expectOneLineError(huge, 1, 'BODY_TOO_LARGE')).toContain('(field episode.')
@@ -405,6 +408,10 @@ describe('failures', () => {
     { args: ['remember', '--field', 'summary=5'], code: 'WRONG_TYPE', names: '(field episode.summary)' },
     { args: ['remember', '--kind', 'fact', '--field', 'subject=Sam'], code: 'MISSING_FIELD', names: '(field fact.' },
     { args: ['remember', 'x', '--field', 'confidence=high'], code: 'WRONG_TYPE', names: '(field episode.confidence)' },
+    {
+      args: ['remember', '--kind', 'edge', '--field', 'srcEntityID=ent_a', '--field', 'dstEntityID=ent_b', '--field', 'edgeType=knows', '--field', 'tValidFrom=2025-02-01T00:00:00Z', '--field', 'tValidTo=2025-01-01T00:00:00Z'],
+      code: 'OUT_OF_RANGE', names: '(field edge.tValidTo)',
+    },
   ]
 
   it.each(usage)('exits 2 for `cairn $args` with $code naming the offender', async ({ args, code, names }) => {

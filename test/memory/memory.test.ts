@@ -95,6 +95,23 @@ describe('supersede and valid time', () => {
     expect((await refusal(m.supersede(await m.remember({ kind: 'episode', summary: 's' }), {}))).code).toBe('NOT_TEMPORAL')
   })
 
+  it('remember refuses a fact or edge that ends before it begins; rememberMany, the import path, takes it as exported', async () => {
+    const m = await memory(new ManualClock(Date.UTC(2026, 0, 1)))
+    const episode = await m.remember({ kind: 'episode', summary: 'trip' })
+    const [a, b] = await m.rememberMany([{ kind: 'entity', type: 'person', canonicalName: 'A' }, { kind: 'entity', type: 'person', canonicalName: 'B' }])
+    const fact = { kind: 'fact', episodeID: episode, subject: 'user', predicate: 'was in', object: 'Rome', tValidFrom: '2025-02-01T00:00:00Z' } as const
+    const edge = { kind: 'edge', srcEntityID: a as string, dstEntityID: b as string, edgeType: 'knows', tValidFrom: '2025-02-01T00:00:00Z' } as const
+    const before = m.versionVector()
+    expect(await refusal(m.remember({ ...fact, tValidTo: '2025-01-31T23:59:59Z' }))).toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'fact.tValidTo' } })
+    // Left out, tValidFrom is now (2026-01-01).
+    expect(await refusal(m.remember({ ...edge, tValidFrom: undefined, tValidTo: '2025-12-31T00:00:00Z' }))).toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'edge.tValidTo' } })
+    expect(m.versionVector()).toEqual(before)
+    // An empty interval is a version replaced at once, as supersede writes it.
+    expect(await m.get(await m.remember({ ...edge, tValidTo: '2025-02-01T00:00:00Z' }))).toMatchObject({ tValidTo: '2025-02-01T00:00:00Z' })
+    const [imported] = await m.rememberMany([{ ...fact, tValidTo: '2025-01-01T00:00:00Z' }])
+    expect(await m.get(imported as string)).toMatchObject({ tValidFrom: '2025-02-01T00:00:00Z', tValidTo: '2025-01-01T00:00:00Z' })
+  })
+
   it('refuses to supersede a version already superseded here, one after the other or started together', async () => {
     const m = await memory(new ManualClock(Date.UTC(2026, 0, 1)))
     const episode = await m.remember({ kind: 'episode', summary: 'jobs' })

@@ -8,7 +8,7 @@
  * errors (the engine's, naming the field) exit 2 and store nothing, and where there was no home
  * they are found before one is created, so a refused record leaves no home behind.
  */
-import { buildCreateEntry, canonicalJson, InputError, oversizedRecordRefusal, type RecordKind, type RememberInput } from '../../index.js'
+import { buildCreateEntry, canonicalJson, InputError, oversizedRecordRefusal, refuseEndBeforeStart, type RecordKind, type RememberInput } from '../../index.js'
 import { EXIT_OK, type CliContext } from '../command.js'
 import { DIR_FLAG, isHome, resolveHomeDir, withMemory } from '../home.js'
 import { JSON_FLAG, kindFlag } from '../memory-flags.js'
@@ -106,6 +106,7 @@ function checkRecord(record: RememberInput): void {
   let entry
   try {
     entry = buildCreateEntry({ nowMs: Date.now(), randomHex: (bytes) => '0'.repeat(bytes * 2), author: DRY_RUN_AUTHOR }, record)
+    refuseEndBeforeStart(entry)
   } catch (error) {
     throw asUsage(error)
   }

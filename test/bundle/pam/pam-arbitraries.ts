@@ -161,9 +161,7 @@ export const cairnRecords: fc.Arbitrary<PamRecord[]> = fc
     episodes: fc.uniqueArray(episodeArb(contexts), { minLength: 1, maxLength: count, selector: (record) => record.id }),
     entities: fc.uniqueArray(fc.record({ id: hexId('ent_'), type: fc.constantFrom('person', 'org'), canonicalName: text, aliases: fc.array(text, { maxLength: 2 }), summary: text, sensitivity: fc.constant('low'), updatedAt: recordTime }), { maxLength: 3, selector: (record) => record.id }),
     picks: fc.array(fc.nat(100), { minLength: 12, maxLength: 12 }),
-    facts: fc.array(fc.record({ id: hexId('fact_'), subject: text, predicate: text, object: text, text, tValidFrom: recordTime, confidence: score, importance: score, createdAt: recordTime, tValidTo: fc.option(recordTime, { nil: undefined }) })
-      // A record's validity cannot end before it starts (remember refuses it).
-      .map((fact) => (fact.tValidTo !== undefined && fact.tValidTo < fact.tValidFrom ? { ...fact, tValidFrom: fact.tValidTo, tValidTo: fact.tValidFrom } : fact)), { maxLength: 3 }),
+    facts: fc.array(fc.record({ id: hexId('fact_'), subject: text, predicate: text, object: text, text, tValidFrom: recordTime, confidence: score, importance: score, createdAt: recordTime, tValidTo: fc.option(recordTime, { nil: undefined }) }), { maxLength: 3 }),
     procedures: fc.array(fc.record({ id: hexId('proc_'), name: text, triggerPattern: text, steps: fc.array(text, { maxLength: 3 }), successCount: fc.nat(9), failureCount: fc.nat(9), enabled: fc.boolean(), lastUsed: fc.option(recordTime, { nil: undefined }) }), { maxLength: 2 }),
     cores: fc.subarray([{ id: 'persona' }, { id: 'human' }, { id: 'notes' }]).chain((cores) => fc.tuple(...cores.map((core) => fc.record({ content: text, charBudget: fc.nat(4000), version: fc.integer({ min: 1, max: 9 }) }).map((fields) => ({ ...core, ...fields }))))),
     preferences: fc.uniqueArray(fc.record({ key: fc.oneof(snake, text), value: text }), { maxLength: 3, selector: (record) => record.key }),
