@@ -20,8 +20,8 @@ import { createHash } from 'node:crypto'
 import { decodeForeignLines, decodeMemoryOperation, type MemoryOperation } from './operations.js'
 import { decodeJson, decodeState, decodeView, encodeJson, encodeState, encodeView } from './projection-codec.js'
 import { encodeFacets, facetsOf, indexKeysOf, searchableText } from './projection-indexes.js'
-import { idFromKey, type ProjectionKeys } from './projection-keys.js'
-import { ReadAhead } from './read-ahead.js'
+import { escapeKeyPart, idFromKey, type ProjectionKeys } from './projection-keys.js'
+import { scanPrefixes } from './prefix-scan.js'
 import type { TextChange, TextIndex } from './text-index.js'
 
 /**
@@ -69,8 +69,9 @@ const KEPT_OP = 'k'
 const TOMBSTONE_OP = 't'
 const OTHER_KIND_OP = 'o'
 const EMPTY_VIEW = new Uint8Array(0)
-/** How many records' stored content (or referrers) a batch reads at once. */
-const CONTENT_READ_AHEAD = 64
+
+/** A record's stored version keys and history entries (what purgeContent erases). */
+type StoredContent = [string[], [string, Uint8Array][]]
 
 /** What purgeContent does with a record's content entries (see there). */
 type PurgeMode = 'erase' | 'keep' | 'spare'
@@ -572,14 +573,10 @@ export class ProjectionBatch {
         next.push(referrer)
       }
       const inBatch = newlyDeleted.length > 0 ? this.referrersInBatch() : undefined
-      // The stored referrers of the deleted records, CONTENT_READ_AHEAD at a time (each range read
-      // is a round trip to LevelDB's threads; together they overlap), then taken in order.
-      const stored: string[][] = []
-      for (let i = 0; i < newlyDeleted.length; i += CONTENT_READ_AHEAD) {
-        stored.push(...await Promise.all(newlyDeleted.slice(i, i + CONTENT_READ_AHEAD).map((id) => this.keysIn(this.keys.referencePrefix(id)))))
-      }
-      newlyDeleted.forEach((id, i) => {
-        for (const key of stored[i] as string[]) revisit(idFromKey(key))
+      // The stored referrers of the deleted records, all in a few scans (prefix-scan.ts), then taken in order.
+      const stored = newlyDeleted.length > 0 ? await scanPrefixes(this.storage, this.keys.allReferencesPrefix, newlyDeleted.map(escapeKeyPart), false) : undefined
+      newlyDeleted.forEach((id) => {
+        for (const key of stored?.get(escapeKeyPart(id)) ?? []) revisit(idFromKey(key))
         for (const referrer of inBatch?.get(id) ?? []) revisit(referrer)
       })
       await this.load(next)
@@ -615,8 +612,11 @@ export class ProjectionBatch {
     this.runTouched.clear()
     this.runChanged.clear()
     this.reportedInRun.clear()
-    // What the loop below may purge (deleted or redacted records): their stored content, read ahead.
-    this.contentReads = new ReadAhead(touched.filter((id) => this.loaded.get(id)?.tombstone !== undefined), (id) => this.readContent(id), CONTENT_READ_AHEAD)
+    // What the loop below may purge (deleted or redacted records): their stored content, read
+    // while the views load. Handled here so a failure no purge awaits is not an unhandled rejection.
+    const purgeable = touched.filter((id) => this.loaded.get(id)?.tombstone !== undefined)
+    this.contentReads = purgeable.length > 0 ? this.readContents(purgeable) : undefined
+    this.contentReads?.catch(() => undefined)
     await this.load(touched.flatMap((id) => {
       const state = this.loaded.get(id)
       return state ? dependencyIds(state) : []
@@ -669,8 +669,8 @@ export class ProjectionBatch {
     this.contentReads = undefined
   }
 
-  /** During a seal: the stored content of the records it may purge, read ahead. */
-  private contentReads: ReadAhead<[string[], [string, Uint8Array][]]> | undefined
+  /** During a seal: the stored content of the records it may purge (readContents), by id. */
+  private contentReads: Promise<Map<string, StoredContent>> | undefined
 
   /** Records whose kept bodies a redaction erased since the last seal. */
   private readonly purgedByRedaction = new Set<string>()
@@ -797,7 +797,7 @@ export class ProjectionBatch {
    */
   private async purgeContent(id: string, mode: PurgeMode = 'erase'): Promise<void> {
     const versions = this.keys.versionPrefix(id)
-    const [versionKeys, historyEntries] = await (this.contentReads?.take(id) ?? this.readContent(id))
+    const [versionKeys, historyEntries] = await this.takeContent(id)
     for (const key of versionKeys) this.writes.push({ type: 'del', key })
     const contentEntry = (value: Uint8Array): EventId | undefined => {
       const entry = decodeJson(value) as string
@@ -829,9 +829,27 @@ export class ProjectionBatch {
     }
   }
 
-  /** A record's stored version keys and history entries: both range reads at once. */
-  private readContent(id: string): Promise<[string[], [string, Uint8Array][]]> {
-    return Promise.all([this.keysIn(this.keys.versionPrefix(id)), this.entriesIn(this.keys.historyPrefix(id))])
+  /** A record's stored version keys and history entries: read by the seal (contentReads), or now. */
+  private async takeContent(id: string): Promise<StoredContent> {
+    const read = await this.contentReads
+    const content = read?.get(id)
+    if (content === undefined) return Promise.all([this.keysIn(this.keys.versionPrefix(id)), this.entriesIn(this.keys.historyPrefix(id))])
+    read?.delete(id)
+    return content
+  }
+
+  /**
+   * The stored version keys and history entries of many records: two scans over their prefixes,
+   * not two range reads each (prefix-scan.ts). Storage is not written while a batch runs, so
+   * what is read early is what a read at the purge would find.
+   */
+  private async readContents(ids: readonly string[]): Promise<Map<string, StoredContent>> {
+    const parts = ids.map(escapeKeyPart)
+    const [versions, history] = await Promise.all([
+      scanPrefixes(this.storage, this.keys.allVersionsPrefix, parts, false),
+      scanPrefixes(this.storage, this.keys.allHistoryPrefix, parts, true),
+    ])
+    return new Map(ids.map((id, i) => [id, [versions.get(parts[i] as string) ?? [], history.get(parts[i] as string) ?? []]]))
   }
 
   /** The stored keys under `prefix`. */

@@ -1,0 +1,102 @@
+/**
+ * Reads what is stored under many key prefixes of one family (`<base><part>:`: a record's
+ * history, versions or referrers) with few iterators instead of one each. A range read of a
+ * LevelDB store costs ~30 µs of the main thread (iterator, thread-pool trips, close) while a key
+ * read inside a scan costs ~2 µs: a seal purging 4,000 records spent ~0.4 s opening 12,000
+ * iterators. The prefixes are taken in storage order, in runs; one iterator runs on from one to
+ * the next over whatever lies between them. A run where more than MAX_GAP keys in a row belong
+ * to none is sparse: the rest of it is read one range per prefix, all at once, as before.
+ *
+ * Invariant: each prefix gets exactly the entries a range read of it alone would give, in key
+ * order (the prefixes end with ':' and their parts hold none, so no prefix is another's prefix
+ * and their ranges are disjoint).
+ */
+import type { LogStorage } from '../log/storage.js'
+import { KEY_RANGE_END } from './projection-keys.js'
+
+/** Keys of no wanted prefix read in a row before a run falls back to one range read per prefix. */
+const MAX_GAP = 16
+/** Prefixes one iterator covers at least, and how many iterators run at once at most. */
+const MIN_CHUNK = 16
+const MAX_CHUNKS = 32
+
+/**
+ * Storage order: keys compare as their UTF-8 bytes. UTF-16 code units order the same, except that
+ * a surrogate (half of a code point past U+FFFF) sorts after every other unit in UTF-8. Strings
+ * with a lone surrogate (stored as U+FFFD) are compared as their bytes.
+ */
+export function compareBytes(a: string, b: string): number {
+  const length = Math.min(a.length, b.length)
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x === y) continue
+    const xs = x >= 0xd800 && x <= 0xdfff
+    const ys = y >= 0xd800 && y <= 0xdfff
+    if (!xs && !ys) return x - y
+    if (LONE_SURROGATE.test(a) || LONE_SURROGATE.test(b)) return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
+    return xs && ys ? x - y : xs ? 1 : -1
+  }
+  return a.length - b.length
+}
+
+const LONE_SURROGATE = /\p{Surrogate}/u
+
+type Found<T> = Map<string, T[]>
+
+/**
+ * The keys (`values` false) or entries stored under `${base}${part}:` for each part (an escaped
+ * id), by part; parts with nothing stored are absent.
+ */
+export async function scanPrefixes(storage: LogStorage, base: string, parts: Iterable<string>, values: false): Promise<Found<string>>
+export async function scanPrefixes(storage: LogStorage, base: string, parts: Iterable<string>, values: true): Promise<Found<[string, Uint8Array]>>
+export async function scanPrefixes(storage: LogStorage, base: string, parts: Iterable<string>, values: boolean): Promise<Found<string> | Found<[string, Uint8Array]>> {
+  const prefixes = [...new Set(parts)].map((part) => `${base}${part}:`).sort(compareBytes)
+  const chunk = Math.max(MIN_CHUNK, Math.ceil(prefixes.length / MAX_CHUNKS))
+  const runs: string[][] = []
+  for (let i = 0; i < prefixes.length; i += chunk) runs.push(prefixes.slice(i, i + chunk))
+  if (values) {
+    const found: Found<[string, Uint8Array]> = new Map()
+    await Promise.all(runs.map((run) => scanRun(run, base.length, (range) => storage.entries(range), (entry) => entry[0], (part, entry) => add(found, part, entry))))
+    return found
+  }
+  const found: Found<string> = new Map()
+  await Promise.all(runs.map((run) => scanRun(run, base.length, (range) => storage.keys(range), (key) => key, (part, key) => add(found, part, key))))
+  return found
+}
+
+function add<T>(found: Found<T>, part: string, item: T): void {
+  const list = found.get(part)
+  if (list) list.push(item)
+  else found.set(part, [item])
+}
+
+/** One run of sorted prefixes, as few iterators as the gaps between them allow. */
+async function scanRun<T>(
+  prefixes: readonly string[],
+  baseLength: number,
+  read: (range: { gte: string; lt: string }) => AsyncIterable<T>,
+  keyOf: (item: T) => string,
+  onItem: (part: string, item: T) => void,
+): Promise<void> {
+  const end = `${prefixes[prefixes.length - 1] as string}${KEY_RANGE_END}`
+  let i = 0
+  let gap = 0
+  for await (const item of read({ gte: prefixes[0] as string, lt: end })) {
+    const key = keyOf(item)
+    // Prefixes sorting wholly before the key hold nothing more (a key above a prefix it does
+    // not start with is above every key that does).
+    while (i < prefixes.length && !key.startsWith(prefixes[i] as string) && compareBytes(prefixes[i] as string, key) < 0) i++
+    const prefix = prefixes[i]
+    if (prefix !== undefined && key.startsWith(prefix)) {
+      gap = 0
+      onItem(prefix.slice(baseLength, -1), item)
+    } else if (++gap > MAX_GAP) break
+  }
+  if (gap <= MAX_GAP) return
+  // A sparse run (the key is below prefixes[i]): the rest one range read each, all at once, as
+  // sequential restarts would wait on LevelDB's threads one after another.
+  await Promise.all(prefixes.slice(i).map(async (prefix) => {
+    for await (const item of read({ gte: prefix, lt: `${prefix}${KEY_RANGE_END}` })) onItem(prefix.slice(baseLength, -1), item)
+  }))
+}

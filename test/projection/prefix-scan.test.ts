@@ -1,0 +1,96 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { LevelLogStorage } from '../../src/log/level-storage.js'
+import type { LogStorage, StorageRange } from '../../src/log/storage.js'
+import { compareBytes, scanPrefixes } from '../../src/projection/prefix-scan.js'
+import { escapeKeyPart, KEY_RANGE_END } from '../../src/projection/projection-keys.js'
+
+const BASE = 'space:q:h:'
+
+/** Counts the range reads (iterators) opened on `inner`. */
+function countingRanges(inner: LogStorage): { storage: LogStorage; ranges: () => number } {
+  let count = 0
+  const storage: LogStorage = {
+    location: inner.location,
+    get: (key) => inner.get(key),
+    getMany: (keys) => inner.getMany(keys),
+    write: (writes) => inner.write(writes),
+    writeDerived: (writes) => inner.writeDerived(writes),
+    entries: (range: StorageRange) => (count++, inner.entries(range)),
+    keys: (range: StorageRange) => (count++, inner.keys(range)),
+    valueBatches: (range) => inner.valueBatches(range),
+    entryBatches: (range) => inner.entryBatches(range),
+    compact: (start, end) => inner.compact(start, end),
+    close: () => inner.close(),
+  }
+  return { storage, ranges: () => count }
+}
+
+/** What one range read per prefix gives (the reads the scan replaces). */
+async function perPrefix(storage: LogStorage, parts: readonly string[]): Promise<Map<string, [string, Uint8Array][]>> {
+  const out = new Map<string, [string, Uint8Array][]>()
+  for (const part of new Set(parts)) {
+    const prefix = `${BASE}${part}:`
+    const entries: [string, Uint8Array][] = []
+    for await (const entry of storage.entries({ gte: prefix, lt: `${prefix}${KEY_RANGE_END}` })) entries.push(entry)
+    if (entries.length > 0) out.set(part, entries)
+  }
+  return out
+}
+
+async function storeOf(records: ReadonlyMap<string, number>): Promise<LogStorage> {
+  const storage = await LevelLogStorage.openMemory()
+  const writes = [...records].flatMap(([part, count]) => Array.from({ length: count }, (_, i) => ({ type: 'put' as const, key: `${BASE}${part}:${String(i).padStart(4, '0')}`, value: Uint8Array.of(i) })))
+  // Keys around the family, which no prefix may pick up.
+  writes.push({ type: 'put', key: 'space:q:g:x', value: Uint8Array.of(1) }, { type: 'put', key: 'space:q:i:x', value: Uint8Array.of(2) })
+  await storage.write(writes)
+  return storage
+}
+
+// Ids with the characters that order differently in UTF-16 and UTF-8 (past U+FFFF), escaped
+// ones (':' '%'), and ids that are prefixes of others ('a' and 'ab': 'a:' and 'ab:' are not).
+const idChar = fc.constantFrom('a', 'b', 'z', ':', '%', '\u00e9', '\ue000', '\uffff', '\u{1F600}', '\u{10FFFF}')
+const id = fc.array(idChar, { minLength: 1, maxLength: 4 }).map((chars) => escapeKeyPart(chars.join('')))
+
+describe('scanPrefixes', () => {
+  it('compares strings as their UTF-8 bytes', () => {
+    fc.assert(fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+      expect(Math.sign(compareBytes(a, b))).toBe(Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b))))
+    }))
+    expect(compareBytes('\uffff', '\u{1F600}')).toBeLessThan(0)
+    expect(compareBytes('\u{1F600}', '\ue000')).toBeGreaterThan(0)
+  })
+
+  it('gives each prefix exactly what a range read of it gives, keys or entries', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.uniqueArray(fc.tuple(id, fc.integer({ min: 0, max: 40 })), { selector: ([part]) => part, maxLength: 40 }),
+      fc.array(id, { maxLength: 30 }),
+      async (stored, extra) => {
+        const storage = await storeOf(new Map(stored))
+        // Wanted: a random half of what is stored, ids stored under nothing, and duplicates.
+        const wanted = [...stored.filter((_, i) => i % 2 === 0).map(([part]) => part), ...extra]
+        const expected = await perPrefix(storage, wanted)
+        expect(await scanPrefixes(storage, BASE, wanted, true)).toEqual(expected)
+        const keys = await scanPrefixes(storage, BASE, wanted, false)
+        expect(keys).toEqual(new Map([...expected].map(([part, entries]) => [part, entries.map(([key]) => key)])))
+      },
+    ), { numRuns: 150 })
+  })
+
+  it('reads many dense prefixes with a few iterators, and sparse ones one range each', async () => {
+    const parts = Array.from({ length: 1000 }, (_, i) => `ep_${String(i).padStart(5, '0')}`)
+    const storage = await storeOf(new Map(parts.map((part) => [part, 3])))
+    const dense = countingRanges(storage)
+    const wanted = parts.slice(0, 600)
+    const found = await scanPrefixes(dense.storage, BASE, wanted, true)
+    expect(found).toEqual(await perPrefix(storage, wanted))
+    // 32 runs of 19 prefixes (run concurrently), one iterator each: one range read per prefix was 600.
+    expect(dense.ranges()).toBe(32)
+
+    // Every 50th record: 147 keys of other records between two wanted ones, so each run falls back.
+    const sparse = countingRanges(storage)
+    const few = parts.filter((_, i) => i % 50 === 0)
+    expect(await scanPrefixes(sparse.storage, BASE, few, false)).toEqual(new Map([...await perPrefix(storage, few)].map(([part, entries]) => [part, entries.map(([key]) => key)])))
+    expect(sparse.ranges()).toBe(few.length)
+  })
+})
