@@ -334,12 +334,16 @@ export class ProjectionBatch {
     const kept = await this.storage.getMany(ids.map((id) => this.keys.derivedDeletion(id)))
     for (const [i, id] of ids.entries()) {
       const stored = this.original.get(id)
-      if (!stored) continue
+      // A record never stored (every event of it arrived header-only, its bodies late) starts
+      // with the kind its events decide too: applied in log order, a create of another kind
+      // earlier by stamp would otherwise be noted and lose, since a replay flags no kind change.
+      const kind = kinds.get(id) ?? stored?.kind
+      if (kind === undefined) continue
       for (const prefix of [this.keys.historyPrefix(id), this.keys.versionPrefix(id)]) {
         for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) this.writes.push({ type: 'del', key })
       }
       const deletion = kept[i]
-      const start = deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : emptyRecordState(id, kinds.get(id) ?? stored.kind)
+      const start = deletion ? decodeState(deletion, this.keys.derivedDeletion(id)) : emptyRecordState(id, kind)
       this.put(id, start)
       // Its history is written again from the start: a deletion the replay reaches marks it anew.
       this.deletedBefore.set(id, deletionBodies(start))
