@@ -16,6 +16,12 @@ import { KEY_RANGE_END } from './projection-keys.js'
 
 /** Keys of no wanted prefix read in a row before a run falls back to one range read per prefix. */
 const MAX_GAP = 16
+/**
+ * Fewer prefixes than this are read one range each, at once: a scan across a few records far
+ * apart in key order only finds its run sparse and falls back, an iterator later (a local
+ * forget purges two or three records a batch).
+ */
+const MIN_SCANNED = 8
 /** Prefixes one iterator covers at least, and how many iterators run at once at most. */
 const MIN_CHUNK = 16
 const MAX_CHUNKS = 32
@@ -79,6 +85,13 @@ async function scanRun<T>(
   keyOf: (item: T) => string,
   onItem: (part: string, item: T) => void,
 ): Promise<void> {
+  const readEach = (rest: readonly string[]): Promise<unknown> => Promise.all(rest.map(async (prefix) => {
+    for await (const item of read({ gte: prefix, lt: `${prefix}${KEY_RANGE_END}` })) onItem(prefix.slice(baseLength, -1), item)
+  }))
+  if (prefixes.length < MIN_SCANNED) {
+    await readEach(prefixes)
+    return
+  }
   const end = `${prefixes[prefixes.length - 1] as string}${KEY_RANGE_END}`
   let i = 0
   let gap = 0
@@ -96,7 +109,5 @@ async function scanRun<T>(
   if (gap <= MAX_GAP) return
   // A sparse run (the key is below prefixes[i]): the rest one range read each, all at once, as
   // sequential restarts would wait on LevelDB's threads one after another.
-  await Promise.all(prefixes.slice(i).map(async (prefix) => {
-    for await (const item of read({ gte: prefix, lt: `${prefix}${KEY_RANGE_END}` })) onItem(prefix.slice(baseLength, -1), item)
-  }))
+  await readEach(prefixes.slice(i))
 }

@@ -8,22 +8,30 @@ import { escapeKeyPart, KEY_RANGE_END } from '../../src/projection/projection-ke
 const BASE = 'space:q:h:'
 
 /** Counts the range reads (iterators) opened on `inner`. */
-function countingRanges(inner: LogStorage): { storage: LogStorage; ranges: () => number } {
+/** Counts the range reads opened, and the keys they yield. */
+function countingRanges(inner: LogStorage): { storage: LogStorage; ranges: () => number; keysRead: () => number } {
   let count = 0
+  let keysRead = 0
+  async function* counted<T>(items: AsyncIterable<T>): AsyncIterable<T> {
+    for await (const item of items) {
+      keysRead++
+      yield item
+    }
+  }
   const storage: LogStorage = {
     location: inner.location,
     get: (key) => inner.get(key),
     getMany: (keys) => inner.getMany(keys),
     write: (writes) => inner.write(writes),
     writeDerived: (writes) => inner.writeDerived(writes),
-    entries: (range: StorageRange) => (count++, inner.entries(range)),
-    keys: (range: StorageRange) => (count++, inner.keys(range)),
+    entries: (range: StorageRange) => (count++, counted(inner.entries(range))),
+    keys: (range: StorageRange) => (count++, counted(inner.keys(range))),
     valueBatches: (range) => inner.valueBatches(range),
     entryBatches: (range) => inner.entryBatches(range),
     compact: (start, end) => inner.compact(start, end),
     close: () => inner.close(),
   }
-  return { storage, ranges: () => count }
+  return { storage, ranges: () => count, keysRead: () => keysRead }
 }
 
 /** What one range read per prefix gives (the reads the scan replaces). */
@@ -92,5 +100,12 @@ describe('scanPrefixes', () => {
     const few = parts.filter((_, i) => i % 50 === 0)
     expect(await scanPrefixes(sparse.storage, BASE, few, false)).toEqual(new Map([...await perPrefix(storage, few)].map(([part, entries]) => [part, entries.map(([key]) => key)])))
     expect(sparse.ranges()).toBe(few.length)
+
+    // A handful (a local forget's batch): one range each, reading only their own keys, not a
+    // scan that reads past them into other records before it falls back.
+    const handful = countingRanges(storage)
+    const three = [parts[0], parts[500], parts[999]] as string[]
+    expect(await scanPrefixes(handful.storage, BASE, three, true)).toEqual(await perPrefix(storage, three))
+    expect({ ranges: handful.ranges(), keys: handful.keysRead() }).toEqual({ ranges: 3, keys: 9 })
   })
 })
