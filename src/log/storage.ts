@@ -1,5 +1,7 @@
 /**
- * The key-value storage a log store sits on: ordered string keys, byte values, atomic batches.
+ * The key-value storage a log store sits on: string keys ordered by their UTF-8 bytes (so a
+ * character past U+FFFF sorts after every BMP one, unlike JS string comparison), byte values,
+ * atomic batches.
  * Kept small so other backends (IndexedDB through browser-level, say) drop in; every
  * implementation runs the shared suite in test/log/storage.suite.ts.
  */

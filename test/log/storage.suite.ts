@@ -394,6 +394,18 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         await expectRange(storage, all, {})
       })
 
+      // Scans over many records' prefixes (src/projection/prefix-scan.ts) rely on it: a store
+      // ordering UTF-16 code units would put an emoji before U+E000 and hide a record's keys.
+      test('keys order by their UTF-8 bytes: a character past U+FFFF after every BMP one', async () => {
+        const storage = await fresh()
+        const keys = ['k\u{1F600}', 'k\uE000', 'k\uFFFF', 'k~', 'k\u{10FFFF}', 'k\u00E9']
+        await storage.write(keys.map((key) => ({ type: 'put', key, value: Uint8Array.of(1) })))
+        const listed: string[] = []
+        for await (const key of storage.keys({ gte: 'k', lt: 'l' })) listed.push(key)
+        expect(listed).toEqual([...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))))
+        expect(listed.indexOf('k\u{1F600}')).toBeGreaterThan(listed.indexOf('k\uFFFF'))
+      })
+
       test('gte prefix and lt end(prefix) list exactly the keys with that prefix', async () => {
         const { storage, all } = await filled()
         const prefixes = [

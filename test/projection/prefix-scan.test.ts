@@ -8,14 +8,21 @@ import { escapeKeyPart, KEY_RANGE_END } from '../../src/projection/projection-ke
 const BASE = 'space:q:h:'
 
 /** Counts the range reads (iterators) opened on `inner`. */
-/** Counts the range reads opened, and the keys they yield. */
-function countingRanges(inner: LogStorage): { storage: LogStorage; ranges: () => number; keysRead: () => number } {
+/** Counts the range reads opened, the keys they yield, and the most open at once. */
+function countingRanges(inner: LogStorage): { storage: LogStorage; ranges: () => number; keysRead: () => number; mostOpen: () => number } {
   let count = 0
   let keysRead = 0
+  let open = 0
+  let mostOpen = 0
   async function* counted<T>(items: AsyncIterable<T>): AsyncIterable<T> {
-    for await (const item of items) {
-      keysRead++
-      yield item
+    mostOpen = Math.max(mostOpen, ++open)
+    try {
+      for await (const item of items) {
+        keysRead++
+        yield item
+      }
+    } finally {
+      open--
     }
   }
   const storage: LogStorage = {
@@ -31,7 +38,7 @@ function countingRanges(inner: LogStorage): { storage: LogStorage; ranges: () =>
     compact: (start, end) => inner.compact(start, end),
     close: () => inner.close(),
   }
-  return { storage, ranges: () => count, keysRead: () => keysRead }
+  return { storage, ranges: () => count, keysRead: () => keysRead, mostOpen: () => mostOpen }
 }
 
 /** What one range read per prefix gives (the reads the scan replaces). */
@@ -107,5 +114,17 @@ describe('scanPrefixes', () => {
     const three = [parts[0], parts[500], parts[999]] as string[]
     expect(await scanPrefixes(handful.storage, BASE, three, true)).toEqual(await perPrefix(storage, three))
     expect({ ranges: handful.ranges(), keys: handful.keysRead() }).toEqual({ ranges: 3, keys: 9 })
+  })
+
+  it('keeps at most 64 single-prefix reads open at once, however many sparse prefixes there are', async () => {
+    const parts = Array.from({ length: 5000 }, (_, i) => `ep_${String(i).padStart(5, '0')}`)
+    const storage = await storeOf(new Map(parts.map((part) => [part, 3])))
+    const counting = countingRanges(storage)
+    // Every 10th: 27 keys of other records between two wanted ones, so all 32 runs fall back.
+    const scattered = parts.filter((_, i) => i % 10 === 0)
+    expect(await scanPrefixes(counting.storage, BASE, scattered, true)).toEqual(await perPrefix(storage, scattered))
+    expect(counting.ranges()).toBe(scattered.length)
+    // 64 single reads and the 32 runs' own scans; one read per prefix at once was 500.
+    expect(counting.mostOpen()).toBeLessThanOrEqual(64 + 32)
   })
 })
