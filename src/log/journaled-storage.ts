@@ -57,6 +57,8 @@ export class JournaledStorage implements LogStorage {
   private closed = false
   /** Set by close(): writes are refused from then on. */
   private closing: Promise<void> | undefined
+  /** writeDerived calls accepted and not yet settled (close waits for them). */
+  private readonly derivedCalls = new Set<Promise<void>>()
   /** writeDerived batches on their way to the inner store. */
   private readonly direct = new Set<Promise<void>>()
   /** Journaled batches accepted, and how many of them are in the inner store (in order). */
@@ -84,17 +86,24 @@ export class JournaledStorage implements LogStorage {
     }
     try {
       for (const batch of opened.batches) await inner.write(batch)
-      opened.journal.reset()
     } catch (error) {
       // Nothing is lost (the journal replays again next time); the files and LevelDB's lock are let go.
       opened.journal.close()
       await inner.close()
       throw new StorageError('STORE_UNAVAILABLE', `the journal cannot be replayed: ${(error as Error).message}`, { file: directory }, { cause: error })
     }
-    return new JournaledStorage(inner, opened.journal, {
+    const storage = new JournaledStorage(inner, opened.journal, {
       maxUnflushedBytes: options.maxUnflushedBytes ?? DEFAULT_MAX_UNFLUSHED_BYTES,
       flushChunkBytes: options.flushChunkBytes ?? DEFAULT_FLUSH_CHUNK_BYTES,
     })
+    try {
+      opened.journal.reset()
+    } catch (error) {
+      // LevelDB holds everything replayed: files that cannot go yet stay, in order, and the first
+      // flush tries again (release), as after a failed cleanup while open.
+      storage.journalCleanupFailure = error as Error
+    }
+    return storage
   }
 
   /** Bytes the journal's files hold now: 0 once LevelDB has everything (for tests). */
@@ -135,6 +144,12 @@ export class JournaledStorage implements LogStorage {
 
   async write(writes: readonly StorageWrite[]): Promise<void> {
     this.checkWritable()
+    return this.journaled(writes)
+  }
+
+  /** `write` past the closing check: a writeDerived accepted before close() may still journal. */
+  private async journaled(writes: readonly StorageWrite[]): Promise<void> {
+    this.checkUsable()
     if (writes.length === 0) return
     this.checkWrites(writes)
     let batch: StorageWrite[]
@@ -177,6 +192,17 @@ export class JournaledStorage implements LogStorage {
     this.checkWritable()
     if (writes.length === 0) return
     this.checkWrites(writes)
+    // Accepted now: close() waits for it, as for a journaled write.
+    const call = this.writeDerivedNow(writes)
+    this.derivedCalls.add(call)
+    try {
+      await call
+    } finally {
+      this.derivedCalls.delete(call)
+    }
+  }
+
+  private async writeDerivedNow(writes: readonly StorageWrite[]): Promise<void> {
     // Only the writes accepted so far: under a steady stream of journaled writes the queue may
     // never be empty, and then this batch takes the journal too.
     await this.flushedThrough(this.accepted)
@@ -184,7 +210,7 @@ export class JournaledStorage implements LogStorage {
     this.checkUsable()
     if (this.journal.size > 0 || this.queue.length > 0) {
       this.derivedJournaled++
-      return this.write(writes)
+      return this.journaled(writes)
     }
     // A failure reaches the caller alone: nothing it had accepted is lost.
     const written = this.inner.write(writes)
@@ -227,6 +253,7 @@ export class JournaledStorage implements LogStorage {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await Promise.allSettled([...this.derivedCalls])
       await this.settled().catch(() => undefined)
       this.closed = true
       try {
