@@ -1,46 +1,14 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { LevelLogStorage } from '../../src/log/level-storage.js'
-import type { LogStorage, StorageRange } from '../../src/log/storage.js'
+import type { LogStorage } from '../../src/log/storage.js'
 import { compareBytes, scanPrefixes } from '../../src/projection/prefix-scan.js'
 import { escapeKeyPart, KEY_RANGE_END } from '../../src/projection/projection-keys.js'
+import { countingStorage } from '../helpers/counting-storage.js'
 
 const BASE = 'space:q:h:'
 
 /** Counts the range reads (iterators) opened on `inner`. */
-/** Counts the range reads opened, the keys they yield, and the most open at once. */
-function countingRanges(inner: LogStorage): { storage: LogStorage; ranges: () => number; keysRead: () => number; mostOpen: () => number } {
-  let count = 0
-  let keysRead = 0
-  let open = 0
-  let mostOpen = 0
-  async function* counted<T>(items: AsyncIterable<T>): AsyncIterable<T> {
-    mostOpen = Math.max(mostOpen, ++open)
-    try {
-      for await (const item of items) {
-        keysRead++
-        yield item
-      }
-    } finally {
-      open--
-    }
-  }
-  const storage: LogStorage = {
-    location: inner.location,
-    get: (key) => inner.get(key),
-    getMany: (keys) => inner.getMany(keys),
-    write: (writes) => inner.write(writes),
-    writeDerived: (writes) => inner.writeDerived(writes),
-    entries: (range: StorageRange) => (count++, counted(inner.entries(range))),
-    keys: (range: StorageRange) => (count++, counted(inner.keys(range))),
-    valueBatches: (range) => inner.valueBatches(range),
-    entryBatches: (range) => inner.entryBatches(range),
-    compact: (start, end) => inner.compact(start, end),
-    close: () => inner.close(),
-  }
-  return { storage, ranges: () => count, keysRead: () => keysRead, mostOpen: () => mostOpen }
-}
-
 /** What one range read per prefix gives (the reads the scan replaces). */
 async function perPrefix(storage: LogStorage, parts: readonly string[]): Promise<Map<string, [string, Uint8Array][]>> {
   const out = new Map<string, [string, Uint8Array][]>()
@@ -95,7 +63,7 @@ describe('scanPrefixes', () => {
   it('reads many dense prefixes with a few iterators, and sparse ones one range each', async () => {
     const parts = Array.from({ length: 1000 }, (_, i) => `ep_${String(i).padStart(5, '0')}`)
     const storage = await storeOf(new Map(parts.map((part) => [part, 3])))
-    const dense = countingRanges(storage)
+    const dense = countingStorage(storage)
     const wanted = parts.slice(0, 600)
     const found = await scanPrefixes(dense.storage, BASE, wanted, true)
     expect(found).toEqual(await perPrefix(storage, wanted))
@@ -103,23 +71,23 @@ describe('scanPrefixes', () => {
     expect(dense.ranges()).toBe(32)
 
     // Every 50th record: 147 keys of other records between two wanted ones, so each run falls back.
-    const sparse = countingRanges(storage)
+    const sparse = countingStorage(storage)
     const few = parts.filter((_, i) => i % 50 === 0)
     expect(await scanPrefixes(sparse.storage, BASE, few, false)).toEqual(new Map([...await perPrefix(storage, few)].map(([part, entries]) => [part, entries.map(([key]) => key)])))
     expect(sparse.ranges()).toBe(few.length)
 
     // A handful (a local forget's batch): one range each, reading only their own keys, not a
     // scan that reads past them into other records before it falls back.
-    const handful = countingRanges(storage)
+    const handful = countingStorage(storage)
     const three = [parts[0], parts[500], parts[999]] as string[]
     expect(await scanPrefixes(handful.storage, BASE, three, true)).toEqual(await perPrefix(storage, three))
-    expect({ ranges: handful.ranges(), keys: handful.keysRead() }).toEqual({ ranges: 3, keys: 9 })
+    expect({ ranges: handful.ranges(), keys: handful.entriesRead() }).toEqual({ ranges: 3, keys: 9 })
   })
 
   it('keeps at most 64 single-prefix reads open at once, however many sparse prefixes there are', async () => {
     const parts = Array.from({ length: 5000 }, (_, i) => `ep_${String(i).padStart(5, '0')}`)
     const storage = await storeOf(new Map(parts.map((part) => [part, 3])))
-    const counting = countingRanges(storage)
+    const counting = countingStorage(storage)
     // Every 10th: 27 keys of other records between two wanted ones, so all 32 runs fall back.
     const scattered = parts.filter((_, i) => i % 10 === 0)
     expect(await scanPrefixes(counting.storage, BASE, scattered, true)).toEqual(await perPrefix(storage, scattered))

@@ -14,6 +14,7 @@ import { LevelLogStorage } from '../../src/log/level-storage.js'
 import type { LogStorage, StorageRange } from '../../src/log/storage.js'
 import { MAX_TOKENS_PER_DOCUMENT, TextIndex } from '../../src/projection/text-index.js'
 import { badValues } from '../helpers/bad-inputs.js'
+import { countingStorage } from '../helpers/counting-storage.js'
 import { NaiveBm25, naiveSearch, zipfCorpus as corpus } from '../helpers/naive-bm25.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 
@@ -287,30 +288,6 @@ describe('TextIndex on disk', () => {
   })
 })
 
-/** Counts the entries a storage yields to range reads. */
-function countingStorage(inner: LogStorage): { storage: LogStorage; read: () => number } {
-  let count = 0
-  const storage: LogStorage = {
-    location: inner.location,
-    get: (key) => inner.get(key),
-    getMany: (keys) => inner.getMany(keys),
-    write: (writes) => inner.write(writes),
-    writeDerived: (writes) => inner.writeDerived(writes),
-    async *entries(range) {
-      for await (const entry of inner.entries(range)) {
-        count++
-        yield entry
-      }
-    },
-    keys: (range) => inner.keys(range),
-    valueBatches: (range) => inner.valueBatches(range),
-    entryBatches: (range) => inner.entryBatches(range),
-    compact: (start, end) => inner.compact(start, end),
-    close: () => inner.close(),
-  }
-  return { storage, read: () => count }
-}
-
 describe('TextIndex search', () => {
   it('fills the limit through a selective filter, sync or async, asking it only about would-be hits', async () => {
     const { storage, index } = await memoryIndex()
@@ -348,7 +325,7 @@ describe('TextIndex search', () => {
 
   it('reads a small part of a common term\'s postings for a top-10 query', async () => {
     const memory = await memoryIndex()
-    const { storage, read } = countingStorage(memory.storage)
+    const { storage, entriesRead: read } = countingStorage(memory.storage)
     const index = new TextIndex(storage, PREFIX)
     const random = new SeededRandom(3)
     const documents = new Map<string, string>()
