@@ -833,8 +833,13 @@ export class ProjectionBatch {
     }
   }
 
-  /** A record's stored version keys and history entries: read by the seal (contentReads), or now. */
+  /**
+   * A record's stored version keys and history entries: read by the seal (contentReads), or now.
+   * None for a record this batch restarted: it deletes them all, and what the replay writes
+   * again is among its own puts (a stale entry turned into a kept one would outlive the replay).
+   */
   private async takeContent(id: string): Promise<StoredContent> {
+    if (this.restarted.has(id)) return [[], []]
     const read = await this.contentReads
     const content = read?.get(id)
     if (content === undefined) return Promise.all([this.keysIn(this.keys.versionPrefix(id)), this.entriesIn(this.keys.historyPrefix(id))])

@@ -4,10 +4,13 @@
  * it. Content of a deleted record must stay erased; anything else must show as if it had come
  * with its header.
  */
+import { readFileSync } from 'node:fs'
 import { afterEach, expect, it } from 'vitest'
-import type { EventEnvelope } from '../../src/log/index.js'
+import type { EventEnvelope, EventId } from '../../src/log/index.js'
+import type { LogStorage } from '../../src/log/storage.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
+import type { CatchUpLimits, Projection } from '../../src/projection/index.js'
 
 const opened: Memory[] = []
 afterEach(async () => {
@@ -153,3 +156,48 @@ it('an event whose recorded time is before the first run (the clock went back) r
   await replica.rebuild()
   expect(await versions()).toEqual([undefined, 'late', 'late'])
 })
+
+// Found by the late-bodies variant of catch-up-cuts.property.test.ts (seed 20261124), kept as
+// its events (fixtures/late-link-replay.json: one full delivery, and the deliveries that brought
+// some bodies late). A link is created twice (the owner's create erased by its redaction), the
+// fact it starts from is deleted through a forgotten episode. The other create's body came
+// first and was stored as content; then the fact's body and the redaction's came, and placing
+// them replayed the link: the replay deleted its stored history, and the seal's purge (the link
+// now deleted through its parent), reading the entries stored before, wrote the old create's
+// entry back as kept. `history` listed a create that one full delivery does not.
+it('a replay leaves no history entry the replay itself did not write (a late redaction of a link deleted through its parent)', async () => {
+  const fixture = JSON.parse(readFileSync(new URL('./fixtures/late-link-replay.json', import.meta.url), 'utf8')) as LateCase
+  const envelope = (event: FixtureEvent): EventEnvelope => ({
+    id: event.id as EventId, header: Buffer.from(event.header, 'base64'),
+    ...(event.body ? { body: Buffer.from(event.body, 'base64') } : {}), ...(event.signature ? { signature: Buffer.from(event.signature, 'base64') } : {}),
+  })
+  const feed = async (deliveries: readonly FixtureEvent[][], limits?: CatchUpLimits): Promise<Memory> => {
+    const clock = new ManualClock(fixture.now)
+    const memory = await Memory.open({ clock, space: fixture.space })
+    opened.push(memory)
+    if (limits) (memory as unknown as { core: { projection: Projection } }).core.projection.limits = limits
+    for (const delivery of deliveries) {
+      await memory.ingest(delivery.map(envelope))
+      clock.advance(fixture.tick)
+    }
+    return memory
+  }
+  const whole = await feed([fixture.full])
+  const late = await feed(fixture.deliveries, fixture.limits)
+  expect(await late.log.lateBodies()).toEqual([])
+  // The link's history entries as stored (a kept entry is not listed by `history`).
+  const entries = async (memory: Memory): Promise<string[]> => {
+    const storage = (memory.log as unknown as { storage: LogStorage }).storage
+    const prefix = `${fixture.space}:q:h:fl_`
+    const rows: string[] = []
+    for await (const [key, value] of storage.entries({ gte: prefix, lt: `${prefix}\u{10FFFF}` })) rows.push(`${key.slice(prefix.length)}=${Buffer.from(value).toString('utf8')}`)
+    return rows
+  }
+  expect(await entries(whole)).toHaveLength(1)
+  expect(await entries(late)).toEqual(await entries(whole))
+  expect(await late.digest()).toBe(await whole.digest())
+  expect((await late.checkProjection()).ok).toBe(true)
+})
+
+interface FixtureEvent { readonly id: string; readonly header: string; readonly body?: string; readonly signature?: string }
+interface LateCase { readonly space: string; readonly now: number; readonly tick: number; readonly limits: CatchUpLimits; readonly full: FixtureEvent[]; readonly deliveries: FixtureEvent[][] }
