@@ -197,6 +197,8 @@ export class ProjectionBatch {
   /** Keys of foreign lines this batch has seen (stored already or about to be). */
   private readonly foreignKept = new Set<string>()
   private newRecords = 0
+  /** Records visible when the batch began (the meta's count): how spread a purge set is. */
+  private readonly viewsAtStart: number
   /** Each record's history and version puts among `writes`, so purging one does not scan them all. */
   private readonly recordPuts = new Map<string, StorageWrite[]>()
   /** Writes taken back (a purge); left out when the batch finishes. */
@@ -223,10 +225,11 @@ export class ProjectionBatch {
     private readonly keys: ProjectionKeys,
     private readonly source: ProjectionSource,
     private readonly textIndex: TextIndex,
-    run: { readonly recordedAt: number; readonly runStart: number; readonly kindReplays?: readonly string[] },
+    run: { readonly recordedAt: number; readonly runStart: number; readonly kindReplays?: readonly string[]; readonly views?: number },
     private readonly cache: RecordCache,
     private readonly features: ProjectionFeatures = FULL_FEATURES,
   ) {
+    this.viewsAtStart = run.views ?? 0
     this.recordedAt = run.recordedAt
     this.runStart = run.runStart
     this.replaysWaiting = new Set(run.kindReplays)
@@ -578,7 +581,7 @@ export class ProjectionBatch {
       }
       const inBatch = newlyDeleted.length > 0 ? this.referrersInBatch() : undefined
       // The stored referrers of the deleted records, all in a few scans (prefix-scan.ts), then taken in order.
-      const stored = newlyDeleted.length > 0 ? await scanPrefixes(this.storage, this.keys.allReferencesPrefix, newlyDeleted.map(escapeKeyPart), false) : undefined
+      const stored = newlyDeleted.length > 0 ? await scanPrefixes(this.storage, this.keys.allReferencesPrefix, newlyDeleted.map(escapeKeyPart), false, { sparse: this.isSpread(newlyDeleted.length) }) : undefined
       newlyDeleted.forEach((id) => {
         for (const key of stored?.get(escapeKeyPart(id)) ?? []) revisit(idFromKey(key))
         for (const referrer of inBatch?.get(id) ?? []) revisit(referrer)
@@ -848,15 +851,25 @@ export class ProjectionBatch {
   }
 
   /**
+   * Whether `count` records are a small share of the space's (under a third): ids are random, so
+   * their keys lie far apart and one range read each beats a scan through the others
+   * (prefix-scan.ts, ScanOptions.sparse).
+   */
+  private isSpread(count: number): boolean {
+    return count * 3 < this.viewsAtStart + this.newRecords
+  }
+
+  /**
    * The stored version keys and history entries of many records: two scans over their prefixes,
    * not two range reads each (prefix-scan.ts). Storage is not written while a batch runs, so
    * what is read early is what a read at the purge would find.
    */
   private async readContents(ids: readonly string[]): Promise<Map<string, StoredContent>> {
     const parts = ids.map(escapeKeyPart)
+    const sparse = this.isSpread(ids.length)
     const [versions, history] = await Promise.all([
-      scanPrefixes(this.storage, this.keys.allVersionsPrefix, parts, false),
-      scanPrefixes(this.storage, this.keys.allHistoryPrefix, parts, true),
+      scanPrefixes(this.storage, this.keys.allVersionsPrefix, parts, false, { sparse }),
+      scanPrefixes(this.storage, this.keys.allHistoryPrefix, parts, true, { sparse }),
     ])
     return new Map(ids.map((id, i) => [id, [versions.get(parts[i] as string) ?? [], history.get(parts[i] as string) ?? []]]))
   }

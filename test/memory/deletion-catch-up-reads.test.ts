@@ -90,6 +90,36 @@ describe('deletion catch-up reads', () => {
   })
 })
 
+describe('deletion catch-up reads, few among many', () => {
+  // A few deleted records among many (ids random, so far apart) read one range each: a scan
+  // would read through the other records between them. Here they are adjacent, so a scan would
+  // take one iterator; the batch goes by their share of the records alone.
+  it('reads the purged records one range each when they are under a third of the records, and stores what one record at a time stores', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const owner = await Memory.open({ clock })
+    open.push(owner)
+    const gone = Array.from({ length: 20 }, (_, i) => `ep_a${String(i).padStart(3, '0')}`)
+    const kept = Array.from({ length: 280 }, (_, i) => `ep_b${String(i).padStart(3, '0')}`)
+    await owner.rememberMany([...gone, ...kept].map((id) => ({ kind: 'episode' as const, id, summary: `episode ${id}` })))
+    const creations = await owner.log.envelopesSince({}, { signatures: 'stored' })
+    clock.advance(1000)
+    for (const id of gone) await owner.forget(id)
+    const later = (await owner.log.envelopesSince({}, { signatures: 'stored' })).slice(creations.length)
+
+    const spread = await replicaOf(owner.space, clock, creations)
+    const ranges = countRanges(spread)
+    await spread.ingest(later)
+    // Versions, history and referrers: one range read per record each (a scan would be a few).
+    expect(ranges()).toBeGreaterThanOrEqual(3 * gone.length)
+
+    const oneByOne = await replicaOf(owner.space, clock, creations)
+    projectionOf(oneByOne).limits = ONE_EVENT_A_BATCH
+    await oneByOne.ingest(later)
+    expect(await projectionDump(spread)).toEqual(await projectionDump(oneByOne))
+    expect(await spread.digest()).toBe(await owner.digest())
+  })
+})
+
 function projectionOf(memory: Memory): Projection {
   return (memory as unknown as { core: { projection: Projection } }).core.projection
 }

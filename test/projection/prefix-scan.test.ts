@@ -56,6 +56,9 @@ describe('scanPrefixes', () => {
         expect(await scanPrefixes(storage, BASE, wanted, true)).toEqual(expected)
         const keys = await scanPrefixes(storage, BASE, wanted, false)
         expect(keys).toEqual(new Map([...expected].map(([part, entries]) => [part, entries.map(([key]) => key)])))
+        // Told the prefixes are spread: one range each, the same answers.
+        expect(await scanPrefixes(storage, BASE, wanted, true, { sparse: true })).toEqual(expected)
+        expect(await scanPrefixes(storage, BASE, wanted, false, { sparse: true })).toEqual(keys)
       },
     ), { numRuns: 150 })
   })
@@ -94,5 +97,10 @@ describe('scanPrefixes', () => {
     expect(counting.ranges()).toBe(scattered.length)
     // 64 single reads and the 32 runs' own scans; one read per prefix at once was 500.
     expect(counting.mostOpen()).toBeLessThanOrEqual(64 + 32)
+
+    // Told they are spread: no scan, one range read per prefix, 64 at a time.
+    const told = countingStorage(storage)
+    expect(await scanPrefixes(told.storage, BASE, scattered, true, { sparse: true })).toEqual(await perPrefix(storage, scattered))
+    expect({ ranges: told.ranges(), entries: told.entriesRead(), mostOpen: told.mostOpen() }).toEqual({ ranges: 500, entries: 1500, mostOpen: 64 })
   })
 })
