@@ -860,8 +860,9 @@ export class ProjectionBatch {
   }
 
   /**
-   * The stored version keys and history entries of many records: two scans over their prefixes,
-   * not two range reads each (prefix-scan.ts). Storage is not written while a batch runs, so
+   * The stored version keys and history entries of many records: two scans over their prefixes
+   * where they are a large share of the records, else one range read each, 64 at a time
+   * (prefix-scan.ts, isSpread). Storage is not written while a batch runs, so
    * what is read early is what a read at the purge would find.
    */
   private async readContents(ids: readonly string[]): Promise<Map<string, StoredContent>> {
