@@ -75,6 +75,20 @@ async function openGated(dir: string, options: JournaledStorageOptions): Promise
   return { storage, inner, innerWrites, letOneThrough }
 }
 
+/** Runs `work` while removing a journal file fails with `code` (other files go as usual). */
+async function whileJournalUnlinkFails<T>(code: 'EIO' | 'EACCES', work: () => Promise<T>): Promise<T> {
+  const realRemove = fs.rmSync
+  const refuse = vi.spyOn(fs, 'rmSync').mockImplementation((target, options) => {
+    if (String(target).includes('cairn-journal')) throw Object.assign(new Error(`${code}: unlink refused`), { code })
+    return realRemove(target, options)
+  })
+  try {
+    return await work()
+  } finally {
+    refuse.mockRestore()
+  }
+}
+
 /** A LevelDB store whose every write takes a few milliseconds longer, as under a busy disk. */
 async function slowLevel(dir: string): Promise<LevelLogStorage> {
   const inner = await LevelLogStorage.openDisk(dir)
@@ -184,12 +198,7 @@ describe('JournaledStorage', () => {
     const { storage, letOneThrough } = await openGated(dir, { rotateBytes: 100, flushChunkBytes: 1 })
     for (let i = 0; i < 4; i++) await storage.write([{ type: 'put', key: 'same', value: bytes(`${i}`.repeat(95)) }]) // a file each
     const files = await journalFiles(dir)
-    const realRemove = fs.rmSync
-    const refuse = vi.spyOn(fs, 'rmSync').mockImplementation((target, options) => {
-      if (String(target).includes('cairn-journal')) throw Object.assign(new Error('EIO: i/o error, unlink'), { code: 'EIO' })
-      return realRemove(target, options)
-    })
-    try {
+    await whileJournalUnlinkFails('EIO', async () => {
       for (let i = 0; i < 4; i++) letOneThrough()
       await storage.settled()
       expect(storage.journalCleanupFailure?.message).toContain('EIO')
@@ -200,9 +209,7 @@ describe('JournaledStorage', () => {
       await storage.settled()
       expect(text(await storage.get('same'))).toBe('3'.repeat(95))
       expect((await journalFiles(dir)).slice(0, files.length)).toEqual(files)
-    } finally {
-      refuse.mockRestore()
-    }
+    })
     // The next flush removes them.
     await storage.write([{ type: 'put', key: 'after', value: bytes('a') }])
     letOneThrough()
@@ -217,14 +224,7 @@ describe('JournaledStorage', () => {
     const storage = await JournaledStorage.open(await LevelLogStorage.openDisk(dir), dir, { rotateBytes: 100 })
     for (let i = 0; i < 4; i++) await storage.write([{ type: 'put', key: 'same', value: bytes(`${i}`.repeat(95)) }])
     await storage.write([{ type: 'del', key: 'gone' }, { type: 'put', key: 'kept', value: bytes('k') }])
-    const refuse = vi.spyOn(fs, 'rmSync').mockImplementation(() => {
-      throw Object.assign(new Error('EACCES: permission denied, unlink'), { code: 'EACCES' })
-    })
-    try {
-      await storage.close()
-    } finally {
-      refuse.mockRestore()
-    }
+    await whileJournalUnlinkFails('EACCES', () => storage.close())
     expect(storage.journalCleanupFailure?.message).toContain('EACCES')
     expect((await journalFiles(dir)).length).toBeGreaterThan(1)
     const reopened = await openJournaled(dir)
@@ -235,15 +235,7 @@ describe('JournaledStorage', () => {
 
   it('opens when the replayed journal files cannot be removed yet, and removes them at the first flush', async () => {
     const dir = await crashWithOneBatchPerFile(4)
-    const refuse = vi.spyOn(fs, 'rmSync').mockImplementation(() => {
-      throw Object.assign(new Error('EACCES: permission denied, unlink'), { code: 'EACCES' })
-    })
-    let storage: JournaledStorage
-    try {
-      storage = await openJournaled(dir)
-    } finally {
-      refuse.mockRestore()
-    }
+    const storage = await whileJournalUnlinkFails('EACCES', () => openJournaled(dir))
     expect(storage.journalCleanupFailure?.message).toContain('EACCES')
     expect((await listAll(storage)).map(([key]) => key)).toEqual(['k0', 'k1', 'k2', 'k3'])
     await storage.write([{ type: 'put', key: 'next', value: bytes('n') }])
