@@ -7,7 +7,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { stem } from '../../src/projection/stem.js'
-import { MAX_SCANNED_CHARS, MAX_TOKEN_LENGTH, MAX_TOKENS_PER_DOCUMENT, tokenize } from '../../src/projection/tokenize.js'
+import { MAX_SCANNED_CHARS, MAX_TOKEN_LENGTH, MAX_TOKENS_PER_DOCUMENT, asciiPieceEnd, tokenize } from '../../src/projection/tokenize.js'
 
 /** The segmenter's word-like segments of the text, normalized as tokenize normalizes. */
 function wordSegments(text: string): string[] {
@@ -103,6 +103,29 @@ describe('tokenize', () => {
       // Each word-like segment on its own (joined by spaces) is what the segmenter path sees.
       expect(tokenize(text)).toEqual(tokenize(wordSegments(text).join(' ')))
     }), { numRuns: 2000 })
+  })
+
+  it('cuts lowercase ASCII into the pieces of the piece rule (the scan equals the regex it replaced)', () => {
+    // The piece rule of step 5 restricted to lowercase ASCII, as a regex: the oracle.
+    const pieceRe = /[a-z0-9]+(?:(?:(?<=[a-z])'(?=[a-z])|(?<=[0-9])\.(?=[0-9]))[a-z0-9]+)*/g
+    const scan = (text: string): string[] => {
+      const pieces: string[] = []
+      for (let start = 0; start < text.length;) {
+        if (!/[a-z0-9]/.test(text[start] as string)) {
+          start++
+          continue
+        }
+        const end = asciiPieceEnd(text, start)
+        pieces.push(text.slice(start, end))
+        start = end
+      }
+      return pieces
+    }
+    const unit = fc.constantFrom(...'abz09AZ'.split(''), "'", '.', ' ', '-', '`', '/', ':', '@', '[', '{')
+    fc.assert(fc.property(fc.string({ unit, maxLength: 40 }), (text) => {
+      expect(scan(text)).toEqual([...text.matchAll(pieceRe)].map((match) => match[0]))
+    }), { numRuns: 3000 })
+    expect(scan("don't 3.14 a'1 1'a a.b 1.a x''y 1..2 end'")).toEqual(["don't", '3.14', 'a', '1', '1', 'a', 'a', 'b', '1', 'a', 'x', 'y', '1', '2', 'end'])
   })
 
   it('tokenizes whitespace-separated chunks independently', () => {
