@@ -94,12 +94,17 @@ interface Peer {
   readonly session: SyncSession
 }
 
+/** How long `stop` waits for peers to answer its close before cutting their connections. */
+const STOP_GRACE_MS = 2_000
+
 /** The longest delay a Node timer takes. */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 export class Relay {
   private readonly spaces = new Map<string, Promise<Memory>>()
   private readonly peers = new Set<Peer>()
+  /** Every connection accepted and not yet closed, peers or still in their handshake. */
+  private readonly connections = new Set<Transport>()
   private readonly watching = new Set<string>()
   private readonly listeners = new Listeners<RelayEvents>()
   /** Spaces whose Memory has opened, by id, for `stats` (which must not wait). */
@@ -201,7 +206,12 @@ export class Relay {
     for (const memory of this.opened.values()) await memory.settled()
   }
 
-  /** Closes every session, stops listening and flushes the stores to disk. */
+  /**
+   * Closes every session and connection, stops listening and flushes the stores to disk. A
+   * connection still in its handshake is closed too: left open, it would finish the handshake
+   * and start a session after this call, and the server would wait on it for ever. A peer that
+   * does not answer the close within STOP_GRACE_MS is cut off.
+   */
   async stop(): Promise<void> {
     if (this.stopping) return
     this.stopping = true
@@ -209,7 +219,12 @@ export class Relay {
       peer.session.close()
       peer.transport.close(1001, 'relay stopping')
     }
+    for (const transport of this.connections) transport.close(1001, 'relay stopping')
+    const cutOff = setTimeout(() => {
+      for (const socket of this.server.clients) socket.terminate()
+    }, STOP_GRACE_MS)
     await new Promise<void>((resolve) => this.server.close(() => resolve()))
+    clearTimeout(cutOff)
     for (const memory of this.spaces.values()) await (await memory.catch(() => undefined))?.close()
     await this.store.close()
   }
@@ -228,6 +243,11 @@ export class Relay {
   }
 
   private accept(transport: Transport): void {
+    if (this.stopping) {
+      transport.close(1001, 'relay stopping')
+      return
+    }
+    this.connections.add(transport)
     const nonce = newNonce(this.store.crypto)
     let hello: Extract<Message, { type: 'hello' }> | undefined
     let session: SyncSession | undefined
@@ -241,6 +261,7 @@ export class Relay {
     let handshaking: Promise<void> = Promise.resolve()
     let isClosed = false
     transport.onClose(() => {
+      this.connections.delete(transport)
       isClosed = true
       clearTimeout(timeout)
       session?.close()
