@@ -210,6 +210,8 @@ export class SyncClient {
     let handling: Promise<void> = Promise.resolve()
     // This connection's session: a late close of an earlier connection must not end a later one's.
     let session: SyncSession | undefined
+    /** Ready came but no session started (the connection went meanwhile): later frames are moot. */
+    let isAbandoned = false
     const timeoutMs = this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS
     const handshakeTimer = setTimeout(() => {
       failure ??= new ProtocolError('HANDSHAKE_TIMEOUT', `the relay did not complete the handshake within ${timeoutMs} ms`)
@@ -242,7 +244,7 @@ export class SyncClient {
       }
       handling = handling.then(async () => {
         if (session) return session.receive(data)
-        if (this.stopped) return
+        if (this.stopped || isAbandoned) return
         const message = decodeMessage(data)
         if (message.type === 'error') {
           failure = message.code === 'UNKNOWN_SPACE' || /TOKEN|AUDIENCE|PROOF|AUTHORIZED|REVOKED|SPACE/.test(message.code)
@@ -259,6 +261,10 @@ export class SyncClient {
         // Withdrawals are accepted only by a client that asked for scoped access: a relay cannot
         // make a full-access replica drop what it holds by claiming it is scoped.
         session = await this.run(transport, this.options.token !== undefined && !message.full, message.full)
+        // No session: the connection closed (or was replaced) while it started. The frames the
+        // relay sent after ready (its want) belong to that session: ignored, not a protocol error
+        // that would end the sync for good (a relay restarting right after ready did that).
+        if (!session) isAbandoned = true
         if (session) clearTimeout(handshakeTimer)
         // The genesis went in `hello`, outside any frame: counted once the relay says it took it.
         if (session && message.genesis) this.listeners.emit('sent', { events: 1 })

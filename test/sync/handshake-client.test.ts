@@ -31,7 +31,8 @@ async function fakeRelay(
       const message = decodeMessage(new Uint8Array(data as Buffer))
       received.push(message)
       if (message.type === 'hello') socket.send(encodeMessage(welcome(message)))
-      else then(message, (reply) => socket.send(encodeMessage(reply)))
+      // A reply of type close-now closes the connection instead (after what was sent before it).
+      else then(message, (reply) => (reply as { type: string }).type === 'close-now' ? socket.close(1001, 'going away') : socket.send(encodeMessage(reply)))
     })
   })
   const { port } = server.address() as { port: number }
@@ -166,4 +167,28 @@ it('refuses sync options a timer cannot honour, naming the option, before connec
     const failure = await owner.sync(url as string).then(() => undefined, (error: unknown) => error)
     expect(failure, String(url)).toMatchObject({ code, where: { field: 'url' } })
   }
+})
+
+it('a relay that closes right after ready (restarting, say) is tried again: the frames it sent before closing are not a protocol error', async () => {
+  let connections = 0
+  const relay = await fakeRelay((hello) => {
+    connections++
+    return {
+      type: 'welcome', version: 1, relay: relayKey.author, nonce: newNonce(defaultCrypto()),
+      proof: proveKey(relayKey, 'relay', hello.nonce, hello.space, hello.peer),
+    }
+  }, (message, send) => {
+    if (message.type !== 'proof') return
+    // What a relay stopping mid-handshake sends: the session's first frames, then its close.
+    send({ type: 'ready', permissions: ['*'], full: true })
+    send({ type: 'want', vector: {} })
+    send({ type: 'close-now' } as unknown as Message)
+  })
+  const owner = await openOwner(teardown)
+  const client = await startSync(teardown, owner, relay.url, { initialDelayMs: 20, maxDelayMs: 50 })
+  const errors: string[] = []
+  client.on('error', (error) => errors.push(error.code))
+  await waitFor(() => connections >= 3, 'the client to try again after each close')
+  expect(client.status).not.toBe('error')
+  expect(errors).not.toContain('UNEXPECTED_FRAME')
 })
