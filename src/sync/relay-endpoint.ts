@@ -532,12 +532,14 @@ export class RelayEndpoint implements SyncEndpoint {
       // A create brings a record into being, with an id of its own kind. A deletion of an id
       // nobody created blocks it for good (a bundle's tombstone does that): allowed for an id of
       // its kind's own random form only, never for ids other kinds derive or name (a preference's
-      // from its key, a core block's), which it would claim. Nothing else applies to no record.
-      const spec = kindSpec(kind)
-      const isOwnFormId = spec.idPrefix !== undefined && spec.keyFields === undefined
-      if (op === MEMORY_OPS.delete && isOwnFormId) {
+      // from its key, a core block's), which it would claim. So is a redaction, which brings the
+      // record into being as its skeleton (judged below as a create of it): a writer that
+      // redacts what it created before syncing erased the create first, which then came as a
+      // header only, and withheld, its skeleton would stay on its replica alone for good.
+      // Nothing else applies to no record.
+      if (TOMBSTONE_OPS.includes(op) && isOwnFormKind(kind)) {
         checkNewId(kind, id, facts.data, refuse)
-        if (!scopeAllows(token.scope, { id, kind, tags: [] })) unseen()
+        if (op === MEMORY_OPS.delete && !scopeAllows(token.scope, { id, kind, tags: [] })) unseen()
       } else if (op !== MEMORY_OPS.create) unseen()
       else checkNewId(kind, id, facts.data, refuse)
     }
@@ -612,8 +614,18 @@ export class RelayEndpoint implements SyncEndpoint {
         if (!mayWriteDeleted(token.scope, { id: derived.id, kind: record.kind ?? derived.kind })) refuse(unseen)
         continue
       }
-      // Absent and out of scope alike, as in checkWrite: no probing through derived lists.
-      if (record.status === 'absent' || !scopeAllows(token.scope, { id: derived.id, kind: record.kind ?? derived.kind, tags: record.tags })) refuse(unseen)
+      if (record.status === 'absent') {
+        // Deleted in advance, as a direct deletion of it may be (checkWrite): an id of its kind's
+        // own form, in scope without tags. A writer that forgets what it derived before syncing
+        // erased the derived record's create first, which then came as a header only.
+        const kind = derived.kind
+        if (!isRecordKind(kind) || !isOwnFormKind(kind) || !scopeAllows(token.scope, { id: derived.id, kind, tags: [] })) refuse(unseen)
+        // Absent and out of scope alike, as in checkWrite: no probing through derived lists.
+        checkNewId(kind, derived.id, {}, () => refuse(unseen))
+        frame.set(derived.id, { id: derived.id, kind, status: 'deleted', tags: [] })
+        continue
+      }
+      if (!scopeAllows(token.scope, { id: derived.id, kind: record.kind ?? derived.kind, tags: record.tags })) refuse(unseen)
       if (record.kind !== derived.kind) refuse(`the deletion takes record ${derived.id} with it as a ${derived.kind}; it is a ${record.kind ?? 'record of unknown kind'}`)
       frame.set(derived.id, { ...record, status: 'deleted' })
     }
@@ -652,6 +664,12 @@ interface KnownRecord {
  * key, a core block's is its name). Kinds with a prefix take ids with it; derived ids must derive
  * from the create's own key fields; a core block is created as a core block.
  */
+/** Whether the kind's ids have a form of their own (a prefix), not one derived from a key or a name. */
+function isOwnFormKind(kind: RecordKind): boolean {
+  const spec = kindSpec(kind)
+  return spec.idPrefix !== undefined && spec.keyFields === undefined
+}
+
 function checkNewId(kind: RecordKind, id: string, data: Record<string, unknown>, refuse: (message: string) => never): void {
   const spec = kindSpec(kind)
   try {
