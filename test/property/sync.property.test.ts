@@ -5,15 +5,27 @@
  * random disconnects, reconnects and partitions (some peers offline while others write). Once
  * everyone is back and synced, every replica shows the same memory, every log verifies, and
  * every event written is held exactly once everywhere: none lost, none applied twice.
+ *
+ * The second property widens the history: facts under the episodes (so a forget deletes
+ * through a parent, and admins name what they infer), redactions, restarts of the relay on its
+ * store, and a replica that reads through a token scoped to one tag. Each create carries a
+ * marker word only it holds. Once settled: the writers show the same memory, the reader shows
+ * every record of its scope exactly as the owner does and nothing outside it, no replica holds a
+ * marker of a deleted or redacted record (a deletion reaches every copy, the scoped one too),
+ * and the reader holds no marker of a record that was never in its scope (tags only grow here).
  */
 import fc from 'fast-check'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CairnError } from '../../src/errors.js'
 import { joinVectors } from '../../src/log/index.js'
+import type { MemoryRecord } from '../../src/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { Relay } from '../../src/sync/relay.js'
 import type { SyncClient } from '../../src/sync/sync-client.js'
-import { eventCount, sleep, waitFor } from '../helpers/sync-fixtures.js'
+import { eventCount, sleep, storeText, waitFor } from '../helpers/sync-fixtures.js'
 
 const EPISODES = ['ep_a', 'ep_b', 'ep_c', 'ep_d']
 const TAGS = ['x', 'y', 'z']
@@ -29,12 +41,22 @@ interface Peer {
   client?: SyncClient
 }
 
+interface SwarmOptions {
+  /** The relay keeps its store here, so `restartRelay` brings back what it held. */
+  readonly relayPath?: string
+  /** A replica that only reads, through a token scoped to this tag. */
+  readonly readerTag?: string
+}
+
 class Swarm {
-  private constructor(readonly relay: Relay, readonly peers: Peer[]) {}
+  /** The scoped reader, when asked for: not a writer, so never in `peers`. */
+  reader: Peer | undefined
+
+  private constructor(public relay: Relay, readonly peers: Peer[], private readonly options: SwarmOptions) {}
 
   /** The owner, then admins (even index) and token writers (odd index), all granted; a shared core block. */
-  static async open(count: number): Promise<Swarm> {
-    const relay = await Relay.start()
+  static async open(count: number, options: SwarmOptions = {}): Promise<Swarm> {
+    const relay = await Relay.start(options.relayPath === undefined ? {} : { path: options.relayPath })
     const owner = await Memory.open({ name: 'swarm' })
     await owner.remember({ kind: 'core', id: 'shared', content: 'Shared.' })
     const peers: Peer[] = [{ memory: owner }]
@@ -48,12 +70,28 @@ class Swarm {
         token: owner.createToken({ audience: memory.author, scope: { all: true }, permissions: ['read', 'write', 'redact'], expiresIn: 3_600_000 }),
       })
     }
-    const swarm = new Swarm(relay, peers)
+    const swarm = new Swarm(relay, peers, options)
+    if (options.readerTag !== undefined) {
+      const memory = await Memory.open({ space: owner.space })
+      swarm.reader = { memory, token: owner.createToken({ audience: memory.author, scope: { tags: { any: [options.readerTag] } }, permissions: ['read'], expiresIn: 3_600_000 }) }
+    }
     // The owner brings the space (genesis, grants) to the relay before the others connect.
     await swarm.connect(peers[0] as Peer)
     await peers[0]?.client?.synced()
     await swarm.converge()
     return swarm
+  }
+
+  /** Every replica: the writers, then the reader. */
+  get replicas(): Peer[] {
+    return this.reader === undefined ? this.peers : [...this.peers, this.reader]
+  }
+
+  /** Stops the relay and starts it again on the same port and store; clients reconnect by themselves. */
+  async restartRelay(): Promise<void> {
+    const port = Number(new URL(this.relay.url).port)
+    await this.relay.stop()
+    this.relay = await Relay.start({ port, ...(this.options.relayPath === undefined ? {} : { path: this.options.relayPath }) })
   }
 
   async connect(peer: Peer): Promise<void> {
@@ -68,23 +106,37 @@ class Swarm {
 
   /** Everyone connected and synced, and every replica holding every event. */
   async converge(): Promise<Record<string, number>> {
-    for (const peer of this.peers) await this.connect(peer)
-    for (const [i, peer] of this.peers.entries()) {
+    for (const peer of this.replicas) await this.connect(peer)
+    for (const [i, peer] of this.replicas.entries()) {
       const client = peer.client as SyncClient
       await Promise.race([
         client.synced(),
         sleep(15_000).then(() => { throw new Error(`peer ${i} not synced within 15 s (status ${client.status})`) }),
       ])
     }
-    const all = () => joinVectors(...this.peers.map((peer) => peer.memory.versionVector()))
-    await waitFor(() => this.peers.every((peer) => JSON.stringify(peer.memory.versionVector()) === JSON.stringify(all())), 'every replica to hold every event', 15_000)
+    // Headers of what is outside a scope travel too: the reader's vector ends as everyone's.
+    const all = () => joinVectors(...this.replicas.map((peer) => peer.memory.versionVector()))
+    await waitFor(() => this.replicas.every((peer) => JSON.stringify(peer.memory.versionVector()) === JSON.stringify(all())), 'every replica to hold every event', 15_000)
     return all()
   }
 
+  /** `converge` until nothing new appears (an admin names the deletions it infers after applying). */
+  async settle(): Promise<Record<string, number>> {
+    let vector = await this.converge()
+    for (let round = 0; round < 10; round++) {
+      await Promise.all(this.replicas.map((peer) => peer.memory.applyPending()))
+      await sleep(30)
+      const next = await this.converge()
+      if (JSON.stringify(next) === JSON.stringify(vector)) return next
+      vector = next
+    }
+    throw new Error('the replicas kept writing after they converged')
+  }
+
   async close(): Promise<void> {
-    for (const peer of this.peers) await this.disconnect(peer)
+    for (const peer of this.replicas) await this.disconnect(peer)
     await this.relay.stop()
-    for (const peer of this.peers) await peer.memory.close()
+    for (const peer of this.replicas) await peer.memory.close()
   }
 }
 
@@ -121,6 +173,17 @@ async function act(swarm: Swarm, step: Step): Promise<number> {
   }
 }
 
+/** RUNS in the environment runs the properties longer (a deeper hunt than the suite's default). */
+const runs = (fallback: number): number => Number(process.env.RUNS ?? fallback)
+/** A run takes well under a second; a slow machine gets three each, past the default minute. */
+const timeoutFor = (count: number): number => Math.max(60_000, count * 3_000)
+/** SEED (and FCPATH, the path fast-check prints) replay a failing run; NOSHRINK=1 reports it unshrunk. */
+const replay = (): { seed?: number; path?: string; endOnFailure?: boolean } => ({
+  ...(process.env.SEED ? { seed: Number(process.env.SEED) } : {}),
+  ...(process.env.FCPATH ? { path: process.env.FCPATH } : {}),
+  ...(process.env.NOSHRINK === '1' ? { endOnFailure: true } : {}),
+})
+
 describe('sync through a relay', () => {
   it('replicas converge after random operations, disconnects and partitions: equal digests, every event exactly once', async () => {
     await fc.assert(fc.asyncProperty(fc.integer({ min: 3, max: 5 }), steps, async (count, history) => {
@@ -147,6 +210,115 @@ describe('sync through a relay', () => {
       } finally {
         await swarm.close()
       }
-    }), { numRuns: 10 })
-  })
+    }), { numRuns: runs(10), ...replay() })
+  }, timeoutFor(runs(10)))
+
+  it('with facts under episodes, redactions, relay restarts and a tag-scoped reader: deletions reach every copy, the reader holds its scope and nothing else', async () => {
+    const wideSteps = fc.array(fc.record({ peer: fc.nat(), action: fc.integer({ min: 0, max: 15 }), pick: fc.nat(), value: fc.nat() }), { minLength: 12, maxLength: 40 })
+    await fc.assert(fc.asyncProperty(fc.integer({ min: 3, max: 4 }), wideSteps, async (count, history) => {
+      const relayPath = await mkdtemp(path.join(tmpdir(), 'cairn-sync-property-'))
+      const swarm = await Swarm.open(count, { relayPath, readerTag: READER_TAG })
+      try {
+        const markers = new Map<string, string>()
+        for (const step of history) await actWide(swarm, step, markers)
+        const vector = await swarm.settle()
+        const total = eventCount(vector)
+        const owner = (swarm.peers[0] as Peer).memory
+        const digest = await owner.digest()
+        for (const peer of swarm.replicas) {
+          expect(peer.memory.versionVector()).toEqual(vector)
+          const report = await peer.memory.log.verify()
+          expect(report.problems).toEqual([])
+          expect(report.events, 'every event held once').toBe(total)
+          if (peer !== swarm.reader) expect(await peer.memory.digest()).toBe(digest)
+        }
+
+        // What the owner shows, and where each record stands.
+        const shown = new Map<string, MemoryRecord>()
+        for await (const record of owner.records()) shown.set(record.id, record)
+        const ids = [...new Set(markers.values())]
+        const looked = await owner.lookup(ids)
+        const statuses = new Map(ids.map((id, i) => [id, looked[i]?.status]))
+        const inScope = (record: MemoryRecord | undefined): boolean => ((record as { tags?: readonly string[] } | undefined)?.tags ?? []).includes(READER_TAG)
+
+        // The reader shows every record of its scope as the owner does, and nothing outside it.
+        const reader = (swarm.reader as Peer).memory
+        const seen = new Map<string, MemoryRecord>()
+        for await (const record of reader.records()) seen.set(record.id, record)
+        for (const [id, record] of shown) {
+          if (statuses.get(id) === 'redacted' || !inScope(record)) continue
+          expect(seen.get(id), `the reader shows ${id} as the owner does`).toEqual(record)
+        }
+        for (const [id, record] of seen) {
+          expect(shown.has(id), `the reader shows ${id}, which the owner does not`).toBe(true)
+          if (statuses.get(id) !== 'redacted') expect(inScope(record), `${id} is in the reader's scope`).toBe(true)
+        }
+
+        // Content of deleted and redacted records is on no replica; out-of-scope content never reached the reader.
+        const texts = await Promise.all(swarm.replicas.map((peer) => storeText(peer.memory)))
+        const readerText = texts[texts.length - 1] as string
+        for (const [marker, id] of markers) {
+          const status = statuses.get(id)
+          if (status === 'deleted' || status === 'redacted') {
+            texts.forEach((text, i) => expect(text.includes(marker), `${marker} of ${status} ${id} left on replica ${i}`).toBe(false))
+          } else if (status === 'visible' && !inScope(shown.get(id))) {
+            expect(readerText.includes(marker), `${marker} of out-of-scope ${id} reached the reader`).toBe(false)
+          }
+        }
+      } finally {
+        await swarm.close()
+        await rm(relayPath, { recursive: true, force: true })
+      }
+      // A run that hangs fails with its counterexample instead of timing the test out.
+    }), { numRuns: runs(6), timeout: 30_000, ...replay() })
+  }, timeoutFor(runs(6)))
 })
+
+const READER_TAG = 'x'
+const FACTS = ['fact_a', 'fact_b', 'fact_c']
+
+/** One random step of the wider history: creates carry a marker only they hold (mapped to their record). */
+async function actWide(swarm: Swarm, step: Step, markers: Map<string, string>): Promise<void> {
+  const peer = swarm.peers[step.peer % swarm.peers.length] as Peer
+  const memory = peer.memory
+  const episode = EPISODES[step.pick % EPISODES.length] as string
+  const fact = FACTS[step.pick % FACTS.length] as string
+  const tag = TAGS[step.value % TAGS.length] as string
+  const marker = (id: string): string => {
+    const text = `mk${markers.size}q`
+    markers.set(text, id)
+    return text
+  }
+  try {
+    // Creates come up about one step in three, so later steps find records to work on.
+    switch (step.action % 16) {
+      case 0: case 14: await memory.remember({ kind: 'episode', id: episode, summary: `about ${marker(episode)}`, tags: [tag] }); return
+      case 1: await memory.update(episode, { set: { importance: (step.value % 10) / 10 }, add: { tags: [tag] } }); return
+      case 2: await memory.forget(episode); return
+      case 3: await memory.appendText('shared', ` ${WORDS[step.value % WORDS.length] as string}`); return
+      case 4: await swarm.disconnect(peer); return
+      case 5: await swarm.connect(peer); return
+      case 6: for (const [i, other] of swarm.peers.entries()) if ((step.value >> i) & 1) await swarm.disconnect(other); return
+      // Time for live pushes to land, so later steps on other replicas find what was written.
+      case 7: await sleep(10 + (step.value % 40)); return
+      case 8: case 15: await memory.remember({ kind: 'fact', id: fact, episodeID: episode, subject: marker(fact), predicate: 'is', object: 'o', tags: [tag] }); return
+      case 9: await memory.redact(step.value % 2 === 0 ? episode : fact); return
+      case 10: await memory.forget(fact); return
+      case 11: {
+        const reader = swarm.reader as Peer
+        if (reader.client) await swarm.disconnect(reader)
+        else await swarm.connect(reader)
+        return
+      }
+      case 12: {
+        if (step.value % 3 === 0) await swarm.restartRelay()
+        else await sleep(20)
+        return
+      }
+      default: await memory.update(fact, { add: { tags: [tag] } }); return
+    }
+  } catch (error) {
+    if (error instanceof CairnError && EXPECTED.has(error.code)) return
+    throw error
+  }
+}
