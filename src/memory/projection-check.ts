@@ -7,7 +7,8 @@
  *
  * Why a copy: deriving a projection erases bodies and places late ones through the log, and a
  * check must leave the store as it found it. The copy also starts from the kept deletions (q:z),
- * which the log alone cannot show, exactly as a rebuild does.
+ * and keeps what erased bodies taught their records (q:p), which the log alone cannot show,
+ * exactly as a rebuild does.
  *
  * The replica must be quiet while it runs: the check waits for the writes under way, runs as a
  * write itself (close waits for it), and refuses (BUSY) when another write began meanwhile or
@@ -65,7 +66,7 @@ export interface ProjectionCheck {
 }
 
 /** Tables whose keys name a record right after the table letter (`<table>:<id>…`). */
-const RECORD_TABLES = new Set(['s', 'v', 'h', 'V', 'd', 'f', 'u', 'z'])
+const RECORD_TABLES = new Set(['s', 'v', 'h', 'V', 'd', 'f', 'u', 'z', 'p'])
 /** Tables whose keys end with the record id (`<table>:<value>:<id>`). */
 const INDEX_TABLES = new Set(['k', 'c', 't', 'n', 'w', 'r'])
 
@@ -176,6 +177,9 @@ async function derive(source: LogStorage, scratch: LogStore, space: string, feat
   await copy({ gte: `${space}:`, lt: root })
   await copy({ gte: logKeys.end(root), lt: logKeys.end(`${space}:`) })
   await copy({ gte: kept, lt: logKeys.end(kept) })
+  // What bodies erased because of a redaction taught their records (q:p), kept as a rebuild keeps it.
+  const taught = projectionKeys(space).allTaughtParentsPrefix
+  await copy({ gte: taught, lt: logKeys.end(taught) })
   writes.push({ type: 'put', key: logKeys.spaceEntry(space), value: new Uint8Array(0) })
   await scratch.storage.write(writes)
 

@@ -93,7 +93,9 @@ function isDeleted(state: RecordState | undefined): boolean {
  */
 function keepsInferredBodies(state: RecordState): boolean {
   const spec = kindSpec(state.kind as RecordKind)
-  if (spec.parents.length === 0) return false
+  // A kind without parent fields is deleted through a parent only by the parents a redacted
+  // record was taught (TaughtParents): awaiting naming like any other, its bodies already erased.
+  if (spec.parents.length === 0) return state.tombstone?.op === 'delete' && state.tombstone.inferred === true
   if (spec.keyFields !== undefined) return state.tombstone?.inferred === true && state.tombstone.keptEnds !== undefined
   return state.tombstone === undefined || state.tombstone.inferred === true
 }
@@ -172,6 +174,69 @@ function erasesArrivals(state: RecordState): boolean {
 function isBlank(state: RecordState): boolean {
   return state.created === undefined && state.tombstone === undefined && state.supersessions.length === 0 &&
     [state.registers, state.sets, state.counters, state.maps, state.texts, state.ext].every((table) => Object.keys(table).length === 0)
+}
+
+/**
+ * Parent ids a body of a record named, where a redaction caused that body's erasure (TaughtParents):
+ * the record learns them where a rebuild or replay reaches `event` (projection-keys.ts, q:p).
+ */
+export interface Teaching {
+  readonly id: string
+  readonly kind: RecordKind
+  readonly parents: readonly string[]
+}
+
+/** Event id → what it teaches (the stored q:p entries), for a batch that applies events again. */
+export type TaughtParents = ReadonlyMap<string, readonly Teaching[]>
+
+/** The parent ids an operation's own fields name (a create's fields, a patch's set), under its kind. Links' ends are their id: none. */
+function parentsNamedBy(decoded: MemoryOperation): string[] {
+  const spec = kindSpec(decoded.kind)
+  if (spec.keyFields !== undefined) return []
+  const { operation } = decoded
+  const fields = operation.type === 'create' ? operation.fields : operation.type === 'patch' ? operation.set : undefined
+  if (!fields) return []
+  const out = new Set<string>()
+  for (const field of spec.parentFields) {
+    const value = Object.hasOwn(fields, field) ? fields[field] : undefined
+    if (typeof value === 'string') out.add(value)
+  }
+  return [...out].sort()
+}
+
+/** Whether content for a redacted record names a parent it does not know yet (parentsNamedBy): erasing it teaches the record. */
+export function teachesRedacted(state: RecordState, decoded: MemoryOperation): boolean {
+  if (state.tombstone?.op !== 'redact') return false
+  const known = new Set(parentIds(state))
+  return parentsNamedBy(decoded).some((parent) => !known.has(parent))
+}
+
+/** `state` with `parents` among the ids it once named (otherParents), those its fields or skeleton name apart. */
+function withParentsNamed(state: RecordState, parents: Iterable<string>): RecordState {
+  const { otherParents: _others, ...rest } = state
+  const primary = new Set(parentIds(rest))
+  const others = new Set<string>()
+  for (const parent of parents) if (!primary.has(parent)) others.add(parent)
+  const sorted = [...others].sort()
+  const before = state.otherParents ?? []
+  if (sorted.length === before.length && sorted.every((parent, i) => parent === before[i])) return state
+  return sorted.length > 0 ? { ...rest, otherParents: sorted } : rest
+}
+
+/** Whether content erased on this record now is erased because of a redaction (its own, or one its inferred deletion met). */
+function redactionErases(state: RecordState): boolean {
+  return state.tombstone?.op === 'redact' || state.tombstone?.afterRedaction === true
+}
+
+/** The kind of the record a redaction event names. */
+function redactionOf(event: LogEvent): { kind: RecordKind } {
+  const decoded = event.body ? decodeMemoryOperation(event.body) : undefined
+  return { kind: (decoded?.kind ?? 'episode') as RecordKind }
+}
+
+/** Deleted by a deletion an event names (a direct delete, or a deletion's derived list). */
+function namedDeletion(state: RecordState | undefined): boolean {
+  return isDeleted(state) && state?.tombstone?.inferred !== true
 }
 
 export class ProjectionBatch {
@@ -354,8 +419,92 @@ export class ProjectionBatch {
       // whatever run the batch stands in now, which would leave a version there.
       this.runTouched.delete(id)
       this.restarted.add(id)
+      this.unsealedRestarts.add(id)
     }
   }
+
+  /** The stored teachings (q:p) of the events this batch applies again (a rebuild or replay), if any. */
+  private teachings: TaughtParents | undefined
+
+  /** Teachings noted by this batch, by key: written at finish unless the record's deletion is named by then. */
+  private readonly taught = new Map<string, { id: string; kind: RecordKind; parents: Set<string> }>()
+
+  /** Gives a batch that applies events again the stored teachings (q:p) of those events. */
+  teachFrom(teachings: TaughtParents | undefined): void {
+    this.teachings = teachings
+  }
+
+  private noteTeaching(id: string, event: string, kind: RecordKind, parents: readonly string[]): void {
+    const key = this.keys.taughtParents(id, event)
+    const entry = this.taught.get(key)
+    if (entry) for (const parent of parents) entry.parents.add(parent)
+    else this.taught.set(key, { id, kind, parents: new Set(parents) })
+  }
+
+  /** A record learns parent ids (an erased body named them, TaughtParents); a deleted record has nothing to learn. */
+  private teach(id: string, kind: RecordKind, parents: readonly string[]): void {
+    const state = this.loaded.get(id) ?? emptyRecordState(id, kind)
+    if (isDeleted(state)) return
+    const next = withParentsNamed(state, [...parentIds(state), ...parents])
+    if (next !== state) this.put(id, next)
+  }
+
+  /**
+   * Records a redaction reached while they held content (live, or deleted through a parent with
+   * their bodies kept), and the redaction's event: the seal learns what their content bodies
+   * named before it closes deletions and erases them (learnFromRedactedContent).
+   */
+  private readonly toLearn = new Map<string, { event: LogEvent; skeletonParents: string[] }>()
+
+  /**
+   * The parents the content bodies of a record a redaction reached named (TaughtParents), from its
+   * history (`content`: stored entries; and this batch's own), those the redaction's skeleton
+   * names apart: noted at the redaction, where a rebuild, which finds those bodies erased, learns
+   * them (it starts the record there, from the skeleton).
+   * @returns the ids noted
+   */
+  private async noteContentTeachings(id: string, redaction: LogEvent, skeletonParents: readonly string[], content: readonly (readonly [string, Uint8Array])[]): Promise<string[]> {
+    const prefix = this.keys.historyPrefix(id)
+    const entries = new Map<string, string>()
+    for (const [key, value] of content) entries.set(key, decodeJson(value) as string)
+    for (const write of this.recordPuts.get(id) ?? []) {
+      if (write.type === 'put' && !this.dropped.has(write) && write.key.startsWith(prefix)) entries.set(write.key, decodeJson(write.value) as string)
+    }
+    const known = new Set(skeletonParents)
+    const learned = new Set<string>()
+    for (const entry of entries.values()) {
+      if (entry.startsWith(TOMBSTONE_OP)) continue
+      const body = await this.source.get(entry.slice(1))
+      const decoded = body?.body ? decodeMemoryOperation(body.body) : undefined
+      if (!decoded || decoded.id !== id) continue
+      for (const parent of parentsNamedBy(decoded)) if (!known.has(parent)) learned.add(parent)
+    }
+    const out = [...learned].sort()
+    if (out.length > 0) this.noteTeaching(id, redaction.id, redactionOf(redaction).kind, out)
+    return out
+  }
+
+  /**
+   * Before a seal closes deletions: what the content of the records redactions reached in this run
+   * named (noteContentTeachings), read together (readContents; the purge then takes its reads
+   * from there). Ids learned at the redaction are taught to a record still redacted.
+   */
+  private async learnFromRedactedContent(): Promise<Map<string, StoredContent> | undefined> {
+    if (this.toLearn.size === 0) return undefined
+    const ids = [...this.toLearn.keys()].filter((id) => !namedDeletion(this.loaded.get(id)))
+    const read = ids.length > 0 ? await this.readContents(ids.filter((id) => !this.restarted.has(id))) : new Map<string, StoredContent>()
+    for (const id of ids) {
+      const state = this.loaded.get(id) as RecordState
+      const { event, skeletonParents } = this.toLearn.get(id) as { event: LogEvent; skeletonParents: string[] }
+      const learned = await this.noteContentTeachings(id, event, skeletonParents, read.get(id)?.[1] ?? [])
+      if (learned.length > 0) this.teach(id, state.kind as RecordKind, learned)
+    }
+    this.toLearn.clear()
+    return read
+  }
+
+  /** Records restart() started over that no seal has looked at since (their first counts as unredacted before). */
+  private readonly unsealedRestarts = new Set<string>()
 
   /** Records restart() started over: each is sealed at least once, even if no event touches it. */
   private readonly restarted = new Set<string>()
@@ -367,7 +516,7 @@ export class ProjectionBatch {
   async applyEvents(events: readonly LogEvent[]): Promise<void> {
     await this.keepForeignLines(events)
     const decoded = events.map((event) => (event.body ? decodeMemoryOperation(event.body) : undefined))
-    await this.load(decoded.flatMap((operation) => (operation ? [operation.id, ...(operation.derived ?? []).map((record) => record.id)] : [])))
+    await this.load(decoded.flatMap((operation, i) => (operation ? [operation.id, ...(operation.derived ?? []).map((record) => record.id)] : (this.teachings?.get((events[i] as LogEvent).id) ?? []).map((teaching) => teaching.id))))
     for (let i = 0; i < events.length; i++) await this.applyEvent(events[i] as LogEvent, decoded[i])
   }
 
@@ -412,7 +561,14 @@ export class ProjectionBatch {
       this.runStart = event.local
       this.writes.push({ type: 'put', key: this.keys.time(event.recordedAt, event.local), value: EMPTY_VIEW })
     }
-    if (!decoded) return
+    if (!decoded) {
+      // A body erased because of a redaction: what it taught its record (TaughtParents).
+      for (const teaching of this.teachings?.get(event.id) ?? []) {
+        await this.load([teaching.id])
+        this.teach(teaching.id, teaching.kind, teaching.parents)
+      }
+      return
+    }
     const derived = decoded.derived ?? []
     await this.load([decoded.id, ...derived.map((record) => record.id)])
     const { operation } = decoded
@@ -456,17 +612,46 @@ export class ProjectionBatch {
       // deletion keeps bodies, see keepsInferredBodies).
       if (opCode !== CONTENT_OP) return
       if (deletionBodies(current) === 'kept' && !erasesArrivals(current)) this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${KEPT_OP}${event.id}`) })
-      else this.erase.add(event.id)
+      else {
+        this.erase.add(event.id)
+        // Erased because of a redaction: the parents it names are learned all the same, so the
+        // record is deleted with them as where this body came before the redaction (TaughtParents).
+        const known = new Set(parentIds(current))
+        const parents = current.tombstone?.op === 'redact' ? parentsNamedBy(decoded).filter((parent) => !known.has(parent)) : []
+        if (parents.length > 0) {
+          this.noteTeaching(decoded.id, event.id, decoded.kind, parents)
+          this.teach(decoded.id, decoded.kind, parents)
+        }
+      }
       return
     }
     this.putOfRecord(decoded.id, { type: 'put', key: this.keys.history(decoded.id, event.local), value: encodeJson(`${opCode}${event.id}`) })
-    this.put(decoded.id, withTombstoneKind(current, result.state, decoded.kind))
+    let next = withTombstoneKind(current, result.state, decoded.kind)
+    const redaction = operation.type === 'tombstone' && operation.op === 'redact'
+    const skeletonParents = redaction ? parentIds({ ...emptyRecordState(decoded.id, decoded.kind), tombstone: { op: 'redact', record: operation.record, stamp, skeleton: operation.skeleton ?? {} } }) : []
+    // A redaction that an inferred deletion beats, the first to meet it, gives it its kind, as it
+    // does where it came first (the deletion then beat the redacted record, keeping its kind):
+    // the deletion keeps the bodies that showed the other kind no longer (they are erased below).
+    if (redaction && next.kind !== decoded.kind && deletedByParentOnly(current) && !erasesArrivals(current)) next = { ...next, kind: decoded.kind }
+    if (redaction && !namedDeletion(current) && !isDeleted(next)) {
+      // A redacted record keeps every parent it named (its fields' or skeleton's, the incoming
+      // skeleton's, and those of the bodies the redaction erases, learned at the seal or, applied
+      // again, from this event's stored teachings): it is deleted with any of them.
+      const stored = (this.teachings?.get(event.id) ?? []).filter((teaching) => teaching.id === decoded.id).flatMap((teaching) => teaching.parents)
+      next = withParentsNamed(next, [...parentIds(current), ...skeletonParents, ...stored])
+      if (current.tombstone === undefined && current.created !== undefined && !this.toLearn.has(decoded.id)) this.toLearn.set(decoded.id, { event, skeletonParents })
+    }
+    this.put(decoded.id, next)
     if (operation.type !== 'tombstone') return
     // A redaction loses to a deletion, but asks for the content erased all the same: a record
     // deleted through its parent with its bodies kept loses those, as it would had the redaction
     // come first; content arriving later is erased too, there as here (erasesArrivals).
     if (operation.op === 'redact' && deletionBodies(current) === 'kept') {
-      await this.purgeContent(decoded.id)
+      // What the kept bodies named, noted where a rebuild meets it (TaughtParents): the record is
+      // deleted already, so it learns nothing now.
+      const content = await this.takeContentPeek(decoded.id)
+      await this.noteContentTeachings(decoded.id, event, skeletonParents, content[1])
+      await this.purgeContent(decoded.id, 'erase', content)
       this.purgedByRedaction.add(decoded.id)
     } else if (operation.op === 'redact') this.redactedInRun.add(decoded.id)
     for (const record of derived) {
@@ -614,6 +799,7 @@ export class ProjectionBatch {
 
   /** Materializes what this run touched: versions and indexes follow the views as of the run's end. */
   private async seal(): Promise<void> {
+    const learned = await this.learnFromRedactedContent()
     await this.closeDeletions()
     const touched = [...this.runTouched]
     this.runTouched.clear()
@@ -622,7 +808,9 @@ export class ProjectionBatch {
     // What the loop below may purge (deleted or redacted records): their stored content, read
     // while the views load. Handled here so a failure no purge awaits is not an unhandled rejection.
     const purgeable = touched.filter((id) => this.loaded.get(id)?.tombstone !== undefined)
-    this.contentReads = purgeable.length > 0 ? this.readContents(purgeable) : undefined
+    const unread = purgeable.filter((id) => !learned?.has(id))
+    const reads = unread.length > 0 ? this.readContents(unread) : undefined
+    this.contentReads = learned === undefined ? reads : (reads ?? Promise.resolve(new Map())).then((more) => new Map([...learned, ...more]))
     this.contentReads?.catch(() => undefined)
     await this.load(touched.flatMap((id) => {
       const state = this.loaded.get(id)
@@ -664,7 +852,10 @@ export class ProjectionBatch {
         if (after !== before && before !== 'erased' && !purged) await this.purgeContent(id, mode)
         continue
       }
-      if (now.status === 'redacted' && !wasRedacted) await this.purgeContent(id)
+      // A restarted record (a replay) starts unredacted whatever was stored: its redaction erases
+      // what the replay placed before it (a late body that teaches, Projection.bodiesFilled).
+      const redactedBefore = this.unsealedRestarts.delete(id) ? false : wasRedacted
+      if (now.status === 'redacted' && !redactedBefore) await this.purgeContent(id)
       // A restarted record no event brought back has no versions, as in a rebuild.
       if (this.features.asOf && !(bytes === undefined && this.restarted.has(id) && isBlank(state))) {
         const run = this.replay !== undefined && !this.replay.records.has(id) ? this.replay.resume.runStart : this.runStart
@@ -714,9 +905,9 @@ export class ProjectionBatch {
         // Deletions no event names yet, for an admin replica to name (q:u).
         const unnamed = awaitsNaming(state)
         const wasUnnamed = before !== undefined && awaitsNaming(before)
-        if (unnamed && !wasUnnamed) {
+        if (unnamed && (!wasUnnamed || before.kind !== state.kind)) {
           this.writes.push({ type: 'put', key: this.keys.unnamedDeletion(id), value: encodeJson(state.kind) })
-          unnamedAdded = true
+          unnamedAdded ||= !wasUnnamed
         } else if (!unnamed && wasUnnamed) this.writes.push({ type: 'del', key: this.keys.unnamedDeletion(id) })
       }
       this.diffReferences(id, before, state)
@@ -748,10 +939,29 @@ export class ProjectionBatch {
         : start && !isDeleted(state) ? 'withdrawn' : undefined
       if (action) changes.push({ id, kind: state.kind as RecordKind, action })
     }
+    await this.writeTeachings()
     if (textChanges.length > 0) for (const write of await this.textIndex.planUpdates(textChanges)) this.writes.push(write)
     const erase = [...new Set([...meta.erasing, ...this.erase])] as EventId[]
     const writes = this.dropped.size === 0 ? this.writes : this.writes.filter((write) => !this.dropped.has(write))
     return { writes, erase, changes, viewDelta, unnamedAdded }
+  }
+
+  /**
+   * The teachings this batch noted (q:p), unless their record's deletion is named by now: the log
+   * then shows that deletion, and a record whose deletion an event names stores none, as on a
+   * replica that applied that event first (the stored ones go too).
+   */
+  private async writeTeachings(): Promise<void> {
+    for (const [key, { id, kind, parents }] of this.taught) {
+      if (namedDeletion(this.loaded.get(id))) continue
+      this.writes.push({ type: 'put', key, value: encodeJson({ kind, parents: [...parents].sort() }) })
+    }
+    for (const id of this.changed) {
+      const state = this.loaded.get(id)
+      const before = this.original.get(id)
+      if (!namedDeletion(state) || namedDeletion(before) || !(before !== undefined && redactionErases(before))) continue
+      for (const key of await this.keysIn(this.keys.taughtParentsPrefix(id))) this.writes.push({ type: 'del', key })
+    }
   }
 
   /** After the writes are stored: what the cache may now hold for the records this batch sealed. */
@@ -802,9 +1012,9 @@ export class ProjectionBatch {
    * as such a deletion) content events are erased and those already kept stay kept: they arrived
    * after the deletion was found (applyEvent), where the redaction no longer reaches.
    */
-  private async purgeContent(id: string, mode: PurgeMode = 'erase'): Promise<void> {
+  private async purgeContent(id: string, mode: PurgeMode = 'erase', content?: StoredContent): Promise<void> {
     const versions = this.keys.versionPrefix(id)
-    const [versionKeys, historyEntries] = await this.takeContent(id)
+    const [versionKeys, historyEntries] = content ?? await this.takeContent(id)
     for (const key of versionKeys) this.writes.push({ type: 'del', key })
     const contentEntry = (value: Uint8Array): EventId | undefined => {
       const entry = decodeJson(value) as string
@@ -848,6 +1058,12 @@ export class ProjectionBatch {
     if (content === undefined) return Promise.all([this.keysIn(this.keys.versionPrefix(id)), this.entriesIn(this.keys.historyPrefix(id))])
     read?.delete(id)
     return content
+  }
+
+  /** A record's stored version keys and history entries, read now, for a purge that follows at once. */
+  private async takeContentPeek(id: string): Promise<StoredContent> {
+    if (this.restarted.has(id)) return [[], []]
+    return Promise.all([this.keysIn(this.keys.versionPrefix(id)), this.entriesIn(this.keys.historyPrefix(id))])
   }
 
   /**

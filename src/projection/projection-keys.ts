@@ -22,6 +22,9 @@
  *                           erased (a link; any such record in a store from before layout 2), kept through
  *                           rebuilds: the log alone could not show it is deleted (removed once an event
  *                           names the deletion)
+ *   q:p:<id>:<event>        parent ids a body of the record named whose erasure a redaction caused (its kind
+ *                           and the ids), taught to the record where a rebuild or replay reaches <event>:
+ *                           kept through rebuilds, removed once an event names the record's deletion
  *
  * Index keys embed values (kinds, tags, contexts) verbatim; a separator ':' in a value would
  * blur boundaries, so values are escaped (escapeKeyPart).
@@ -85,6 +88,9 @@ export function projectionKeys(space: string) {
     unnamedDeletionPrefix: `${root}u:`,
     derivedDeletion: (id: string) => `${root}z:${part(id)}`,
     derivedDeletionPrefix: `${root}z:`,
+    taughtParents: (id: string, event: string) => `${root}p:${part(id)}:${part(event)}`,
+    taughtParentsPrefix: (id: string) => `${root}p:${part(id)}:`,
+    allTaughtParentsPrefix: `${root}p:`,
     end: (prefix: string) => `${prefix}${KEY_RANGE_END}`,
   }
 }

@@ -10,7 +10,7 @@ import type { EventId, LogEvent, SpaceLog } from '../log/index.js'
 import type { LogStorage, StorageWrite } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
 import { Mutex } from '../log/mutex.js'
-import { awaitsNaming, FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, type ProjectionFeatures, type RecordChange } from './projection-batch.js'
+import { awaitsNaming, FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, teachesRedacted, type ProjectionFeatures, type RecordChange, type TaughtParents, type Teaching } from './projection-batch.js'
 import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindsDecided } from './kind-decision.js'
 import { kindSpec, type RecordKind } from './kinds.js'
@@ -293,6 +293,9 @@ export class Projection {
   catchUp(recent: readonly LogEvent[] = []): Promise<RecordChange[]> {
     this.handOver(recent)
     return this.mutex.run(async () => {
+      // From the first event (a rebuild, or a check deriving from a copy): the stored teachings
+      // (q:p) of bodies erased since, taught where their events fall.
+      this.teachings = this.meta.cursor === 0 ? await this.readTeachings(this.keys.allTaughtParentsPrefix) : undefined
       const run = new CatchUpRun(this, this.limits)
       // The events handed over that continue the cursor, in order, including any handed over
       // while these apply; a gap is read from the log below.
@@ -318,6 +321,7 @@ export class Projection {
         if (chunk.length > 0) await run.apply(chunk)
       }
       await run.store()
+      this.teachings = undefined
       this.forgetApplied()
       if (this.meta.erasing.length > 0) await this.finishErasure()
       if (this.meta.kindReplays !== undefined) run.changes.push(...await this.replayKindChanges())
@@ -325,9 +329,28 @@ export class Projection {
     })
   }
 
+  /** What the events a catch-up from the first event applies again teach (q:p), while it runs. */
+  private teachings: TaughtParents | undefined
+
+  /** The stored teachings (q:p, projection-keys.ts) under `prefix`, by the event that teaches them. */
+  private async readTeachings(prefix: string): Promise<TaughtParents | undefined> {
+    const out = new Map<string, Teaching[]>()
+    const root = this.keys.allTaughtParentsPrefix
+    for await (const [key, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) {
+      const [id, event] = key.slice(root.length).split(':').map(unescapeKeyPart) as [string, string]
+      const { kind, parents } = decodeJson(value) as { kind: RecordKind; parents: string[] }
+      const list = out.get(event)
+      if (list) list.push({ id, kind, parents })
+      else out.set(event, [{ id, kind, parents }])
+    }
+    return out.size > 0 ? out : undefined
+  }
+
   /** A batch over the stored projection (the mutex must be held). */
   newBatch(): ProjectionBatch {
-    return new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
+    const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
+    batch.teachFrom(this.teachings)
+    return batch
   }
 
   /** Drops handed-over events the cursor has passed. */
@@ -361,7 +384,11 @@ export class Projection {
         const bytes = await this.storage.get(this.keys.state(decoded.id))
         const state = bytes === undefined ? undefined : decodeState(bytes, this.keys.state(decoded.id))
         // A deletion found through a parent keeps its bodies (keepsDeletedBodies): replayed, not erased.
-        if (state?.tombstone !== undefined && decoded.operation.type !== 'tombstone' && !keepsDeletedBodies(state)) erase.push(id)
+        // Content for a redacted record naming a parent it does not know is replayed: the replay
+        // erases it and teaches the record that parent where a delivery with the body would have
+        // (ProjectionBatch, TaughtParents).
+        const teaches = state !== undefined && decoded.operation.type !== 'tombstone' && teachesRedacted(state, decoded)
+        if (state?.tombstone !== undefined && decoded.operation.type !== 'tombstone' && !keepsDeletedBodies(state) && !teaches) erase.push(id)
         else {
           records.add(decoded.id)
           for (const derived of decoded.derived ?? []) records.add(derived.id)
@@ -402,20 +429,31 @@ export class Projection {
       for await (const key of this.storage.keys({ gte: prefix, lt: this.keys.end(prefix) })) wanted.add(idFromKey(key))
     }
     const eventIds = new Set<string>(events)
+    // What erased bodies taught these records (q:p): the events (bodies gone) are applied again for it.
+    const teachings = new Map<string, Teaching[]>()
     for (const id of wanted) {
       const prefix = this.keys.historyPrefix(id)
       for await (const [, value] of this.storage.entries({ gte: prefix, lt: this.keys.end(prefix) })) eventIds.add((decodeJson(value) as string).slice(1))
+      for (const [event, taught] of await this.readTeachings(this.keys.taughtParentsPrefix(id)) ?? []) {
+        teachings.set(event, [...(teachings.get(event) ?? []), ...taught])
+        eventIds.add(event)
+      }
     }
     const replay: LogEvent[] = []
     for (const id of eventIds) {
       const event = await this.log.get(id)
       const decoded = event?.body ? decodeMemoryOperation(event.body) : undefined
-      if (!event || !decoded || event.local > this.meta.cursor) continue
+      if (!event || event.local > this.meta.cursor) continue
+      if (!decoded) {
+        if (teachings.has(event.id)) replay.push(event)
+        continue
+      }
       if (wanted.has(decoded.id) || decoded.derived?.some((record) => wanted.has(record.id))) replay.push(event)
     }
     replay.sort((a, b) => a.local - b.local)
     const batch = new ProjectionBatch(this.storage, this.keys, this.log, this.textIndex, this.meta, this.cache, this.features)
     batch.replayIn(await this.runsOf(replay), wanted)
+    batch.teachFrom(teachings.size > 0 ? teachings : undefined)
     await batch.restart([...wanted], kindsDecided(replay, wanted))
     await batch.applyEvents(replay)
     return this.store(batch, this.meta.cursor, { replayed: wanted, ...(endsWithdrawal ? { withdrawn: wanted } : {}) })
@@ -528,7 +566,7 @@ export class Projection {
         writes = []
       }
       for await (const key of this.storage.keys({ gte: this.keys.root, lt: end })) {
-        if (key.startsWith(kept) || key === this.keys.meta) continue
+        if (key.startsWith(kept) || key.startsWith(this.keys.allTaughtParentsPrefix) || key === this.keys.meta) continue
         writes.push({ type: 'del', key })
         await flush()
       }

@@ -184,8 +184,8 @@ describe('one id created as two kinds', () => {
   // took its earliest create out of its state, so where a cut fell between that deletion and the
   // owner's create, the create "won" the kind however late it was; the redaction then erased the
   // kept creates before the replay could undo that, and the replay took the redaction's kind: a
-  // redacted episode one event a batch, a deleted fact in one batch. (Which orders end deleted is
-  // still open: design-decisions.md, "Still open, rare"; the cuts must not decide it.)
+  // redacted episode one event a batch, a deleted fact in one batch. (Every order now ends deleted:
+  // the fact's create teaches the redacted record ep_p; the cuts must not decide it either way.)
   for (const winner of ['fact', 'episode'] as const) it(`a create of the other kind on a record deleted through its parent wins only if it is earlier, however catch-ups are cut (${winner} earliest)`, async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1))
     const { memories } = await openReplicas(3, clock)
@@ -222,9 +222,11 @@ describe('one id created as two kinds', () => {
       }
       expect(seen[1], order.map((event) => event.id.slice(0, 8)).join()).toBe(seen[0])
       // The order found: the fact's deletion is found before the redaction, which loses to it
-      // where the fact wins; where the episode wins, no deletion is inferred and the replica
-      // matches its own log.
-      if (order.map((event) => event.id).join() === [forget, episode, fact, ownerEpisode, redaction].map((event) => event.id).join()) expect(seen[0]).toMatch(winner === 'fact' ? /^deleted / : /^redacted \S+ 0$/)
+      // where the fact wins. Where the episode wins, the redaction erases the fact's create (of
+      // the losing kind), which named the forgotten ep_p: the redacted record learns that parent
+      // and is deleted with it (design-decisions.md, "a redacted record learns the parents of the
+      // bodies it erases"). Either way the replica matches its own log.
+      if (order.map((event) => event.id).join() === [forget, episode, fact, ownerEpisode, redaction].map((event) => event.id).join()) expect(seen[0]).toMatch(/^deleted \S+ 0$/)
     }
   })
 

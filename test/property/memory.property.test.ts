@@ -246,8 +246,8 @@ describe('memory merge properties', () => {
   it('redactions, forgets and concurrent creates of one id end alike everywhere, with no content left behind', async () => {
     // Every replica writes fact_f (under ep_0) or fact_g (under ep_1), redacts them, forgets
     // episodes and passes events on. The owner, an admin, names the deletions it finds through
-    // a parent. (Creates of one id under different parents, with a redaction, can still end
-    // apart: see docs/design-decisions.md, "Still open".)
+    // a parent. (Creates of one id under different parents, with a redaction: see
+    // docs/design-decisions.md, "A redacted record learns the parents of the bodies it erases".)
     const step = fc.record({ replica: fc.nat(), action: fc.nat(4), parent: fc.nat(2), tick: fc.nat(2) })
     await fc.assert(fc.asyncProperty(fc.integer({ min: 2, max: 4 }), fc.array(step, { minLength: 3, maxLength: 12 }), fc.nat(), async (count, history, seed) => {
       const random = new SeededRandom(seed)
