@@ -632,12 +632,8 @@ describe('deletions found through a parent', () => {
     return value === undefined ? undefined : Buffer.from(value).toString('utf8')
   }
 
-  /**
-   * One id created as a fact of ep_p (first) and as an episode, the episode redacted, ep_p
-   * forgotten by a replica that saw neither; two fresh replicas take the events, one with the
-   * fact and the forget before the episode's create and redaction, one with those first.
-   */
-  async function redactionAndDeletionInTwoOrders(): Promise<[OrderOutcome, OrderOutcome]> {
+  /** One id created as a fact of ep_p (first, by w1) and as an episode that w2 redacts; ep_p forgotten by w3, which saw neither. */
+  async function twoShapes() {
     const { memories: [owner, w1, w2, w3], clock } = await ownerAndThreeWithParent()
     clock.advance(1000)
     await w1.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'secret-fact', predicate: 'is', object: 'o' })
@@ -646,6 +642,16 @@ describe('deletions found through a parent', () => {
     await w2.redact('shared')
     await w3.forget('ep_p')
     const [fromOwner, fromW1, fromW2, fromW3] = await Promise.all([owner, w1, w2, w3].map(ownEvents)) as EventEnvelope[][]
+    return { owner, clock, fromOwner, fromW1, fromW2, fromW3 } as { owner: Memory; clock: typeof clock; fromOwner: EventEnvelope[]; fromW1: EventEnvelope[]; fromW2: EventEnvelope[]; fromW3: EventEnvelope[] }
+  }
+
+  /**
+   * One id created as a fact of ep_p (first) and as an episode, the episode redacted, ep_p
+   * forgotten by a replica that saw neither; two fresh replicas take the events, one with the
+   * fact and the forget before the episode's create and redaction, one with those first.
+   */
+  async function redactionAndDeletionInTwoOrders(): Promise<[OrderOutcome, OrderOutcome]> {
+    const { owner, clock, fromOwner, fromW1, fromW2, fromW3 } = await twoShapes()
     const deletionFirst = [...fromOwner as EventEnvelope[], ...fromW1 as EventEnvelope[], ...fromW3 as EventEnvelope[], ...fromW2 as EventEnvelope[]]
     const redactionFirst = [...fromOwner as EventEnvelope[], ...fromW2 as EventEnvelope[], ...fromW1 as EventEnvelope[], ...fromW3 as EventEnvelope[]]
     const seen: OrderOutcome[] = []
@@ -736,14 +742,7 @@ describe('deletions found through a parent', () => {
   // a replica that applied that deletion before the fact's create erased the create as content of
   // a deleted record and was taught nothing, and both store the same.
   it('what erased bodies taught a record goes once its deletion is named', async () => {
-    const { memories: [owner, w1, w2, w3], clock } = await ownerAndThreeWithParent()
-    clock.advance(1000)
-    await w1.remember({ kind: 'fact', id: 'shared', episodeID: 'ep_p', subject: 'secret-fact', predicate: 'is', object: 'o' })
-    clock.advance(1000)
-    await w2.remember({ kind: 'episode', id: 'shared', summary: 'secret-episode' })
-    await w2.redact('shared')
-    await w3.forget('ep_p')
-    const [base, [fact], fromW2, [forget]] = await Promise.all([owner, w1, w2, w3].map(ownEvents)) as [EventEnvelope[], EventEnvelope[], EventEnvelope[], EventEnvelope[]]
+    const { owner, clock, fromOwner: base, fromW1: [fact], fromW2, fromW3: [forget] } = await twoShapes()
     // The owner (an admin) infers the deletion and names it.
     await owner.ingest([...fromW2, fact as EventEnvelope, forget as EventEnvelope])
     expect(await owner.status('shared')).toBe('deleted')
