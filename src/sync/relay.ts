@@ -12,6 +12,7 @@
  * disk (a new directory, or a new key and store in an existing one), never what was there.
  */
 import { promises as fs } from 'node:fs'
+import { createServer, type Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { WebSocketServer } from 'ws'
@@ -113,6 +114,7 @@ export class Relay {
   private stopping = false
 
   private constructor(
+    private readonly http: HttpServer,
     private readonly server: WebSocketServer,
     private readonly store: LogStore,
     readonly identity: Identity,
@@ -157,12 +159,24 @@ export class Relay {
     const host = options.host ?? '127.0.0.1'
     const port = options.port ?? 0
     try {
-      const server = new WebSocketServer({ port, host, maxPayload: MAX_FRAME_BYTES })
-      await new Promise<void>((resolve, reject) => {
-        server.once('listening', resolve)
-        server.once('error', reject)
+      // The HTTP server is the relay's own, not one ws makes, so that stop can end connections
+      // that never upgraded (a silent or half-sent request), which ws cannot reach.
+      const http = createServer((_request, response) => {
+        response.writeHead(426, { 'content-type': 'text/plain', connection: 'close' }).end('a Cairn relay speaks WebSocket\n')
       })
-      return new Relay(server, store, identity, options.clock ?? new SystemClock(), handshakeTimeoutMs)
+      const server = new WebSocketServer({ server: http, maxPayload: MAX_FRAME_BYTES })
+      try {
+        await new Promise<void>((resolve, reject) => {
+          http.once('listening', resolve)
+          // ws passes the HTTP server's errors on as its own (unhandled, they would throw).
+          server.once('error', reject)
+          http.listen(port, host)
+        })
+      } catch (error) {
+        server.close()
+        throw error
+      }
+      return new Relay(http, server, store, identity, options.clock ?? new SystemClock(), handshakeTimeoutMs)
     } catch (error) {
       // Nothing stays open (or locked) when the relay cannot listen, nor on disk if it is new.
       await store.close()
@@ -210,7 +224,8 @@ export class Relay {
    * Closes every session and connection, stops listening and flushes the stores to disk. A
    * connection still in its handshake is closed too: left open, it would finish the handshake
    * and start a session after this call, and the server would wait on it for ever. A peer that
-   * does not answer the close within STOP_GRACE_MS is cut off.
+   * does not answer the close within STOP_GRACE_MS is cut off, and so is a connection that never
+   * finished its HTTP request.
    */
   async stop(): Promise<void> {
     if (this.stopping) return
@@ -220,10 +235,16 @@ export class Relay {
       peer.transport.close(1001, 'relay stopping')
     }
     for (const transport of this.connections) transport.close(1001, 'relay stopping')
+    this.server.close()
     const cutOff = setTimeout(() => {
       for (const socket of this.server.clients) socket.terminate()
+      this.http.closeAllConnections()
     }, STOP_GRACE_MS)
-    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+    // Resolves once every connection has ended: upgraded ones closed above, idle HTTP ones now,
+    // and whatever is left (a request never finished) at the cut-off.
+    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()))
+    this.http.closeIdleConnections()
+    await closed
     clearTimeout(cutOff)
     for (const memory of this.spaces.values()) await (await memory.catch(() => undefined))?.close()
     await this.store.close()

@@ -54,3 +54,28 @@ it('cuts off a connection that never answers the close, instead of waiting for i
   await ended
   expect(took).toBeLessThan(15_000)
 })
+
+it('cuts off connections that never finished their HTTP request (silent, or half a request)', async () => {
+  const relay = await Relay.start({ handshakeTimeoutMs: 600_000 })
+  const { port } = new URL(relay.url)
+  const silent = net.connect(Number(port), '127.0.0.1')
+  const half = net.connect(Number(port), '127.0.0.1')
+  for (const socket of [silent, half]) {
+    socket.on('error', () => undefined)
+    await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  }
+  half.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\n`)
+  const ended = Promise.all([silent, half].map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()))))
+  await timedStop(relay, 15_000)
+  await ended
+})
+
+it('answers a plain HTTP request with 426 Upgrade Required', async () => {
+  const relay = await Relay.start()
+  try {
+    const response = await fetch(relay.url.replace('ws://', 'http://'))
+    expect(response.status).toBe(426)
+  } finally {
+    await relay.stop()
+  }
+})
