@@ -526,6 +526,10 @@ export class RelayEndpoint implements SyncEndpoint {
       if (op === MEMORY_OPS.delete) await this.checkDerived(facts, token, frame, refuse)
       return
     }
+    // A deletion or redaction of a record the relay does not hold answers every refusal as it
+    // answers one of a record outside the scope: a refusal of its own (a permission, the
+    // skeleton) would tell the holder that the record does not exist.
+    const judge = before.status === 'absent' && op !== MEMORY_OPS.create ? (): never => unseen() : refuse
     if (before.status !== 'absent' && !scopeAllows(token.scope, { id, kind: before.kind ?? kind, tags: before.tags })) unseen()
     if (before.kind !== undefined && before.kind !== kind) refuse(`record ${id} is a ${before.kind}, not a ${kind}`)
     if (before.status === 'absent') {
@@ -538,7 +542,7 @@ export class RelayEndpoint implements SyncEndpoint {
       // header only, and withheld, its skeleton would stay on its replica alone for good.
       // Nothing else applies to no record.
       if (TOMBSTONE_OPS.includes(op) && isOwnFormKind(kind)) {
-        checkNewId(kind, id, facts.data, refuse)
+        checkNewId(kind, id, facts.data, judge)
         if (op === MEMORY_OPS.delete && !scopeAllows(token.scope, { id, kind, tags: [] })) unseen()
       } else if (op !== MEMORY_OPS.create) unseen()
       else checkNewId(kind, id, facts.data, refuse)
@@ -546,16 +550,16 @@ export class RelayEndpoint implements SyncEndpoint {
     // `derive` without `write`: new records from what the holder reads (a derived fact, say),
     // never a change to one that exists.
     if (!hasPermission(token, 'write') && (op !== MEMORY_OPS.create || before.status !== 'absent')) {
-      refuse('with derive and no write, a token only creates new records')
+      judge('with derive and no write, a token only creates new records')
     }
-    if (TOMBSTONE_OPS.includes(op) && !hasPermission(token, 'redact')) refuse('deleting and redacting need the redact permission')
-    const after = this.afterOperation(facts, before, refuse)
+    if (TOMBSTONE_OPS.includes(op) && !hasPermission(token, 'redact')) judge('deleting and redacting need the redact permission')
+    const after = this.afterOperation(facts, before, judge)
     if (after.status !== 'deleted' && !scopeAllows(token.scope, { id, kind, tags: after.tags })) {
       if (before.status === 'absent') unseen()
       refuse(`the change would move record ${id} out of the token's scope`)
     }
     frame.set(id, after)
-    if (op === MEMORY_OPS.delete) await this.checkDerived(facts, token, frame, refuse)
+    if (op === MEMORY_OPS.delete) await this.checkDerived(facts, token, frame, judge)
   }
 
   /** What an operation leaves of a record's kind, tags and status (no other field matters to a scope). */

@@ -395,7 +395,8 @@ describe('a token writer\'s frame, judged event by event', () => {
     const deletion = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write', 'redact'], async (_memory, sign) => {
       await sign('memory.delete', { kind: 'fact', id: future, tombstone, derived: [] })
     })
-    expect(deletion.outcome?.message).toMatch(/cannot take the id/)
+    // Every refusal of a deletion of an absent id reads as one of a record outside the scope.
+    expect(deletion.outcome?.message).toMatch(/outside the token's scope or does not exist here/)
     const patch = await offlineWriter(lib, { kinds: ['fact'] }, ['read', 'write'], async (_memory, sign) => {
       await sign('memory.patch', { kind: 'fact', id: future, set: { object: 'x' } })
     })
@@ -483,6 +484,12 @@ describe('a token writer\'s frame, judged event by event', () => {
     })
     expect(keyed.outcome?.message).toMatch(/does not exist here/)
     expect(await lib.owner.status(preference)).toBe('absent')
+    // Refused for a reason of its own (no redact permission, a forged skeleton), a redaction of an
+    // absent id answers as one of a record outside the scope: no probing for what exists.
+    const probes = await offlineWriter(lib, { tags: { any: ['work'] } }, ['read', 'write'], async (_memory, sign) => {
+      await sign('memory.redact', { kind: 'episode', id: 'ep_00000000000000f1', skeleton: { id: 'ep_00000000000000f1', summary: 'forged' }, derived: [] })
+    })
+    expect(probes.outcome?.message).toMatch(/outside the token's scope or does not exist here/)
   })
 })
 
