@@ -296,37 +296,46 @@ export class Projection {
       // From the first event (a rebuild, or a check deriving from a copy): the stored teachings
       // (q:p) of bodies erased since, taught where their events fall.
       this.teachings = this.meta.cursor === 0 ? await this.readTeachings(this.keys.allTaughtParentsPrefix) : undefined
-      const run = new CatchUpRun(this, this.limits)
-      // The events handed over that continue the cursor, in order, including any handed over
-      // while these apply; a gap is read from the log below.
-      for (;;) {
-        const next: LogEvent[] = []
-        for (let local = run.position + 1; next.length < this.limits.chunk && this.handedOver.has(local); local++) {
-          next.push(this.handedOver.get(local) as LogEvent)
-        }
-        if (next.length === 0) break
-        await run.apply(next)
+      try {
+        return await this.catchUpRun()
+      } finally {
+        this.teachings = undefined
       }
-      // Nothing beyond what is applied: skip the range read (on a journaled store it would wait
-      // for every pending write to reach LevelDB).
-      if (run.position < this.log.appliedCount) {
-        let chunk: LogEvent[] = []
-        for await (const event of this.log.readApplied(run.position)) {
-          chunk.push(event)
-          if (chunk.length >= this.limits.chunk) {
-            await run.apply(chunk)
-            chunk = []
-          }
-        }
-        if (chunk.length > 0) await run.apply(chunk)
-      }
-      await run.store()
-      this.teachings = undefined
-      this.forgetApplied()
-      if (this.meta.erasing.length > 0) await this.finishErasure()
-      if (this.meta.kindReplays !== undefined) run.changes.push(...await this.replayKindChanges())
-      return run.changes
     })
+  }
+
+  /** The body of catchUp (the mutex held, teachings loaded). */
+  private async catchUpRun(): Promise<RecordChange[]> {
+    const run = new CatchUpRun(this, this.limits)
+    // The events handed over that continue the cursor, in order, including any handed over
+    // while these apply; a gap is read from the log below.
+    for (;;) {
+      const next: LogEvent[] = []
+      for (let local = run.position + 1; next.length < this.limits.chunk && this.handedOver.has(local); local++) {
+        next.push(this.handedOver.get(local) as LogEvent)
+      }
+      if (next.length === 0) break
+      await run.apply(next)
+    }
+    // Nothing beyond what is applied: skip the range read (on a journaled store it would wait
+    // for every pending write to reach LevelDB).
+    if (run.position < this.log.appliedCount) {
+      let chunk: LogEvent[] = []
+      for await (const event of this.log.readApplied(run.position)) {
+        chunk.push(event)
+        if (chunk.length >= this.limits.chunk) {
+          await run.apply(chunk)
+          chunk = []
+        }
+      }
+      if (chunk.length > 0) await run.apply(chunk)
+    }
+    await run.store()
+    this.teachings = undefined
+    this.forgetApplied()
+    if (this.meta.erasing.length > 0) await this.finishErasure()
+    if (this.meta.kindReplays !== undefined) run.changes.push(...await this.replayKindChanges())
+    return run.changes
   }
 
   /** What the events a catch-up from the first event applies again teach (q:p), while it runs. */

@@ -244,7 +244,7 @@ export class SyncClient {
       }
       handling = handling.then(async () => {
         if (session) return session.receive(data)
-        if (this.stopped || isAbandoned) return
+        if (this.stopped) return
         const message = decodeMessage(data)
         if (message.type === 'error') {
           failure = message.code === 'UNKNOWN_SPACE' || /TOKEN|AUDIENCE|PROOF|AUTHORIZED|REVOKED|SPACE/.test(message.code)
@@ -252,6 +252,8 @@ export class SyncClient {
             : new ProtocolError(message.code, `relay refused: ${message.message}`, { frame: 'error' })
           return
         }
+        // After an abandoned start only the relay's error still says something (why it closed).
+        if (isAbandoned) return
         if (!relay) {
           if (message.type !== 'welcome') throw new ProtocolError('UNEXPECTED_FRAME', 'expected welcome', { frame: message.type })
           relay = await this.answer(transport, message, nonce)
