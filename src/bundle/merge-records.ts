@@ -13,7 +13,7 @@ import { canonicalJson, type JsonValue } from '../log/index.js'
 import type { Memory, RememberInput } from '../memory/index.js'
 import { RECORD_KINDS, type RecordKind } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
-import { alreadyHolds, parentIdsOf, recordIdOf } from './portable-records.js'
+import { alreadyHolds, counterCatchUp, parentIdsOf, recordIdOf } from './portable-records.js'
 import { checkRecordsWritable, type RecordLocator } from './record-check.js'
 
 export interface MergeReport {
@@ -90,7 +90,7 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
         else if (view && alreadyHolds(view, compared, canonical)) unchanged++
         else if (companions.has(ids[i] as string)) companionWrites.push([kind, record])
         else {
-          writes.push([kind, record])
+          writes.push([kind, view ? counterCatchUp(view, record) : record])
           substantive = true
         }
       })

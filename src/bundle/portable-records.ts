@@ -65,6 +65,9 @@ export function alreadyHolds(view: RecordView, record: JsonObject, canonical: (v
     } else if (field?.merge === 'set' && Array.isArray(value) && Array.isArray(held)) {
       const elements = new Set(held)
       if (!value.every((element) => elements.has(element as string))) return false
+    } else if (field?.merge === 'counter' && typeof value === 'number' && typeof held === 'number') {
+      // An import raises a counter to its value and never lowers it (counterCatchUp).
+      if (held < value) return false
     } else if (field?.merge === 'map' && isObject(value) && isObject(held)) {
       if (!Object.entries(value).every(([name, item]) => Object.hasOwn(held, name) && canonical(held[name] as JsonValue) === canonical(item))) return false
     } else if (canonical(held) !== canonical(value)) return false
@@ -83,4 +86,24 @@ function sameInstant(held: string, given: string): boolean {
   } catch {
     return false
   }
+}
+
+/**
+ * An incoming record as a create of the record `view` shows here: each counter (a sum of
+ * increments, which a create adds to) carries only what the incoming value exceeds the shown
+ * one by, and nothing when it does not. A create carrying the whole value added it again on
+ * every import that wrote the record, so importing the same bundle again kept raising the count
+ * (and kept writing). The catch-up rule of docs/memory-model.md §1.5 without its increment
+ * identity: two replicas that import one bundle concurrently each add the difference (open there).
+ */
+export function counterCatchUp(view: RecordView, record: JsonObject): JsonObject {
+  const spec = kindSpec(view.kind)
+  let out: JsonObject | undefined
+  for (const [key, value] of Object.entries(record)) {
+    const held = view[key]
+    if (fieldOf(spec, key)?.merge !== 'counter' || typeof value !== 'number' || typeof held !== 'number') continue
+    out ??= { ...record }
+    out[key] = Math.max(0, value - held)
+  }
+  return out ?? record
 }

@@ -8,7 +8,7 @@ import type { JsonValue } from '../log/index.js'
 import { InputError } from '../errors.js'
 import { isRecordKind, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
 import { atIndex, refuseOtherKind, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
-import { createEntry, nameOversizedRecord, redactionSkeleton } from './record-entries.js'
+import { createEntry, nameOversizedRecord, onHeldTexts, redactionSkeleton } from './record-entries.js'
 
 /**
  * The vendor kind Cairn's `.mem` export writes from records (`items/cairnExtensions.jsonl`,
@@ -21,15 +21,23 @@ const FOREIGN_CHUNK_BYTES = 256 * 1024
 
 export async function rememberMany(core: MemoryCore, records: readonly unknown[]): Promise<string[]> {
   const list = assertArray(records, 'records')
-  const entries = list.map((record, index) => atIndex(`records[${index}]`, () => createEntry(core, record)))
-  const states = await core.states(entries.map((entry) => entry.id))
+  const built = list.map((record, index) => atIndex(`records[${index}]`, () => createEntry(core, record)))
+  const states = await core.states(built.map((entry) => entry.id))
   // The kind of each id so far: held here, or given earlier in this list.
   const kinds = new Map<string, string>()
   states.forEach((state, index) => {
     if (state?.tombstone) refuseTombstoned(state.tombstone.op, `records[${index}].id`)
-    const entry = entries[index] as (typeof entries)[number]
+    const entry = built[index] as (typeof built)[number]
     refuseOtherKind(kinds.get(entry.id) ?? state?.kind, entry.kind, `records[${index}].id`)
     kinds.set(entry.id, entry.kind)
+  })
+  // Texts go onto what is held, or onto an earlier create of the id in this list (onHeldTexts).
+  const now = core.now()
+  const documents = new Map<string, Readonly<Record<string, Uint8Array>>>()
+  const entries = built.map((created, index) => {
+    const { entry, texts } = onHeldTexts(created, documents.get(created.id) ?? states[index]?.texts, core.author, now)
+    documents.set(entry.id, texts)
+    return entry
   })
   await core.refuseDeletedParents(entries, (index) => `records[${index}]`)
   if (entries.length > 0) {
@@ -96,7 +104,8 @@ export async function rememberForeign(core: MemoryCore, kind: string, lines: rea
 
 /**
  * @param skeletons for redactions: the redacted record as the source holds it (a bundle's line),
- *   used when this replica has no view of the target; its content fields are emptied again.
+ *   used whether or not this replica holds the target (its view only when the line is missing);
+ *   its content fields are emptied again.
  */
 export async function importTombstones(
   core: MemoryCore,
@@ -127,7 +136,11 @@ export async function importTombstones(
       : []
     const data: Record<string, JsonValue> = { kind, id: target, tombstone: record, derived }
     if (op === 'redact') {
-      const source = (await core.reader.get(target)) ?? (skeletons?.has(target) ? { ...skeletons.get(target), kind, id: target } as RecordView : undefined)
+      // The bundle's line first, held or not: it is the skeleton the redacting side froze, as a
+      // redact event carries it. From this replica's view when it held the record, the skeleton
+      // kept fields (tags, contextID, scores) the bundle never said, and which bundle came
+      // first decided what showed (bundle-merge property). The view only for a line the bundle lacks.
+      const source = (skeletons?.has(target) ? { ...skeletons.get(target), kind, id: target } as RecordView : undefined) ?? (await core.reader.get(target))
       data.skeleton = (source ? redactionSkeleton(source, typeof record.deletedAt === 'string' ? record.deletedAt : undefined) : { id: target }) as JsonValue
     }
     entries.push({ op: op === 'delete' ? MEMORY_OPS.delete : MEMORY_OPS.redact, data })

@@ -26,7 +26,7 @@ import { checkProjection, type ProjectionCheck, type ProjectionCheckOptions } fr
 import { emptyDerivedBlock, planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseOtherKind, refuseTombstoned } from './memory-core.js'
-import { createEntry, nameOversizedRecord, redactionSkeleton, refuseEndBeforeStart, signTombstone, type Tombstone } from './record-entries.js'
+import { createEntry, nameOversizedRecord, onHeldTexts, redactionSkeleton, refuseEndBeforeStart, signTombstone, type Tombstone } from './record-entries.js'
 import * as bulk from './bulk-writes.js'
 import { listWithheld, noteWithheld, relayName, type WithheldReport, type WithheldWrite } from './withheld-writes.js'
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
@@ -138,12 +138,13 @@ export class Memory {
    * @throws InputError UNKNOWN_KIND, MISSING_FIELD, WRONG_TYPE, OUT_OF_RANGE, … naming the field; FORGOTTEN, ID_TAKEN
    */
   async remember(record: RememberInput): Promise<string> {
-    const entry = createEntry(this.core, record)
-    refuseEndBeforeStart(entry)
+    const built = createEntry(this.core, record)
+    refuseEndBeforeStart(built)
     return await this.creating.run(async () => {
-      const state = await this.core.state(entry.id)
+      const state = await this.core.state(built.id)
       if (state?.tombstone) refuseTombstoned(state.tombstone.op, 'id')
-      refuseOtherKind(state?.kind, entry.kind, 'id')
+      refuseOtherKind(state?.kind, built.kind, 'id')
+      const { entry } = onHeldTexts(built, state?.texts, this.core.author, this.core.now())
       await this.core.refuseDeletedParents([entry], () => undefined)
       await this.core.append([{ op: entry.op, data: entry.data }]).catch((error: unknown) => {
         throw nameOversizedRecord(error, [entry])

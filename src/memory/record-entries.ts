@@ -5,7 +5,7 @@
  */
 import { assertObject } from '../assert.js'
 import { canonicalJson, encodeBody, MAX_BODY_BYTES, type JsonValue } from '../log/index.js'
-import { baseTextDocument, spliceText } from '../crdt/index.js'
+import { applyTextChanges, baseTextDocument, editText, spliceText } from '../crdt/index.js'
 import { InputError, LimitError, relocate } from '../errors.js'
 import { encodeChanges, fieldOf, formatTimestamp, isRecordKind, kindSpec, MEMORY_OPS, validateCreate, type RecordKind, type RecordView } from '../projection/index.js'
 import type { DerivedBlock } from './forget-plan.js'
@@ -117,6 +117,48 @@ export function buildCreateEntry(context: CreateContext, input: unknown): Create
   }
   const data = { kind, id: record.id, fields, ...(Object.keys(texts).length > 0 ? { texts } : {}), ...(Object.keys(record.ext).length > 0 ? { ext: record.ext } : {}) }
   return { op: MEMORY_OPS.create, data, id: record.id, kind, fields: record.fields }
+}
+
+/**
+ * A create's collaborative texts written onto the documents this replica holds for its id
+ * (`held`: the record's state, or an earlier create of the id in the same batch): each text it
+ * sets becomes an edit of the held document to that text, as `editText` makes. Built from the
+ * base document instead, a second create of the record by one author (a remember of a core
+ * block that exists, an import of its line) was a second first change of that author to the
+ * field, with the same Automerge actor and seq as the one before: Automerge refused it when the
+ * create was applied, after the event was stored, and the projection stopped there for good.
+ * A text the create leaves empty changes nothing, as before; a field held nowhere starts from
+ * the base document, as before (so independent creates of one block still share its history).
+ * Returns the entry to write and the documents after it.
+ */
+export function onHeldTexts(
+  entry: CreateEntry,
+  held: Readonly<Record<string, Uint8Array>> | undefined,
+  author: string,
+  nowMs: number,
+): { readonly entry: CreateEntry; readonly texts: Readonly<Record<string, Uint8Array>> } {
+  const data = entry.data as { readonly texts?: Readonly<Record<string, readonly string[]>> }
+  if (data.texts === undefined) return { entry, texts: held ?? {} }
+  const texts: Record<string, string[]> = {}
+  const after: Record<string, Uint8Array> = { ...held }
+  for (const [field, changes] of Object.entries(data.texts)) {
+    const value = entry.fields[field]
+    const document = held !== undefined && Object.hasOwn(held, field) ? held[field] : undefined
+    if (typeof value !== 'string' || value === '') {
+      texts[field] = [...changes]
+      continue
+    }
+    if (document === undefined) {
+      // The changes as built, and the document they make (for a later create of the id).
+      texts[field] = [...changes]
+      after[field] = applyTextChanges(baseTextDocument(), changes.map((change) => new Uint8Array(Buffer.from(change, 'base64'))))
+      continue
+    }
+    const edit = editText(document, author, value, nowMs)
+    texts[field] = encodeChanges(edit.changes)
+    after[field] = edit.document
+  }
+  return { entry: { ...entry, data: { ...(entry.data as Record<string, JsonValue>), texts } }, texts: after }
 }
 
 /**
