@@ -206,8 +206,7 @@ function surelyWasInScope(scope: CapabilityToken['scope'], record: { id: string;
  * core block's) can be guessed, so there the scope must surely have reached it.
  */
 function mayWriteDeleted(scope: CapabilityToken['scope'], record: { id: string; kind: string }): boolean {
-  const spec = isRecordKind(record.kind) ? kindSpec(record.kind) : undefined
-  const randomForm = spec?.idPrefix !== undefined && spec.keyFields === undefined && record.id.startsWith(spec.idPrefix)
+  const randomForm = isRecordKind(record.kind) && isOwnFormKind(record.kind) && record.id.startsWith(kindSpec(record.kind).idPrefix as string)
   return randomForm ? mayHaveBeenInScope(scope, record) : surelyWasInScope(scope, record)
 }
 
@@ -683,7 +682,7 @@ function checkNewId(kind: RecordKind, id: string, data: Record<string, unknown>,
     refuse(`a new ${kind} cannot take the id ${id}: ${error instanceof CairnError ? error.reason : String(error)}`)
   }
   // Composite-key kinds: checkKeyDerivesId already held the id to what the key derives.
-  if (spec.keyFields === undefined && spec.idPrefix !== undefined && !id.startsWith(spec.idPrefix)) {
+  if (isOwnFormKind(kind) && !id.startsWith(spec.idPrefix as string)) {
     refuse(`a new ${kind} created through a token takes an id starting ${spec.idPrefix}, not ${id}`)
   }
 }

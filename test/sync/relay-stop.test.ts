@@ -10,9 +10,8 @@ import { expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { Relay } from '../../src/sync/relay.js'
 
-/** Resolves with how long `stop` took, or rejects once it took longer than `limitMs`. */
-async function timedStop(relay: Relay, limitMs: number): Promise<number> {
-  const start = Date.now()
+/** Resolves once `stop` returned, or rejects once it took longer than `limitMs`. */
+async function timedStop(relay: Relay, limitMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   try {
     await Promise.race([
@@ -22,7 +21,6 @@ async function timedStop(relay: Relay, limitMs: number): Promise<number> {
   } finally {
     clearTimeout(timer)
   }
-  return Date.now() - start
 }
 
 it('stops while a connection is still in its handshake, closing it as "going away"', async () => {
@@ -50,9 +48,8 @@ it('cuts off a connection that never answers the close, instead of waiting for i
   await upgraded
   const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()))
   socket.on('error', () => undefined)
-  const took = await timedStop(relay, 15_000)
+  await timedStop(relay, 15_000)
   await ended
-  expect(took).toBeLessThan(15_000)
 })
 
 it('cuts off connections that never finished their HTTP request (silent, or half a request)', async () => {
