@@ -18,7 +18,7 @@
  */
 import type { JsonValue } from '../log/index.js'
 import { addToSet, removeFromSet, type AddWinsSet } from './add-wins-set.js'
-import { applyTextChanges, baseTextDocument } from './collaborative-text.js'
+import { applyAuthoredTextChanges, baseTextDocument } from './collaborative-text.js'
 import { ownEntry, RESERVED_KEY } from './own-keys.js'
 import { writeRegister, type Register } from './register.js'
 import { compareStamps, type Stamp } from './stamp.js'
@@ -239,7 +239,9 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       const draft = draftOf(state)
       for (const [field, value] of Object.entries(operation.fields)) setField(draft, field, value, context)
       for (const [field, changes] of Object.entries(operation.texts ?? {})) {
-        if (field !== RESERVED_KEY) draft.texts[field] = applyTextChanges(ownEntry(draft.texts, field) ?? baseTextDocument(), changes)
+        if (field === RESERVED_KEY) continue
+        const held = ownEntry(draft.texts, field) ?? baseTextDocument()
+        draft.texts[field] = applyAuthoredTextChanges(held, changes, stamp.author) ?? held
       }
       writeExt(draft, Object.entries(operation.ext ?? {}), stamp)
       trackParents(state, current, draft, operation.fields, [], context)
@@ -274,10 +276,12 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       Object.assign(state, draft)
       break
     }
-    case 'text':
+    case 'text': {
       if (operation.field === RESERVED_KEY) break
-      state.texts = { ...state.texts, [operation.field]: applyTextChanges(ownEntry(state.texts, operation.field) ?? baseTextDocument(), operation.changes) }
+      const document = applyAuthoredTextChanges(ownEntry(state.texts, operation.field) ?? baseTextDocument(), operation.changes, stamp.author)
+      if (document) state.texts = { ...state.texts, [operation.field]: document }
       break
+    }
     case 'supersede':
       state.supersessions = [...state.supersessions, { ...operation.supersession, stamp, vector: context.vector }]
       break
