@@ -20,7 +20,8 @@
  * same statuses for every id, and the same memory when the bundles agree on every record they
  * both carry. Bundles that disagree on a record do not commute, by design: an import is
  * ordinary writes by the importer, so the later one wins a last-writer-wins field. What holds
- * then is that the later import decides: b1, b2 shows what b2, b1, b2 shows.
+ * then is that the later import decides: b1, b2 shows what b2, b1, b2 shows, except for a
+ * record the two carry different tombstones for, which keeps the first one it got.
  *
  * Not asserted, as documented limits (docs/design-decisions.md, Bundles): which value a field
  * ends with after a stale or incremental bundle is imported (an import re-asserts its lines, so
@@ -52,12 +53,25 @@ const TAGS = ['x', 'y', 'z']
 const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN', 'REDACTED', 'SUPERSEDED', 'NOT_TEMPORAL'])
 const START = Date.UTC(2026, 0, 1)
 
-function checkOptions(defaultRuns: number): { numRuns: number; seed?: number; path?: string; endOnFailure?: boolean } {
-  const seed = process.env.SEED
-  return { numRuns: Number(process.env.RUNS ?? defaultRuns), ...(seed !== undefined && seed !== '' ? { seed: Number(seed) } : {}), ...(process.env.FCPATH ? { path: process.env.FCPATH, endOnFailure: true } : {}) }
-}
 /** Vitest's limit for a property: 60 s, or `perRun` ms a run when RUNS asks for more. */
-const timeoutFor = (defaultRuns: number, perRun: number): number => Math.max(60_000, checkOptions(defaultRuns).numRuns * perRun)
+const timeoutFor = (defaultRuns: number, perRun: number): number => Math.max(60_000, runsOf(defaultRuns) * perRun)
+const runsOf = (defaultRuns: number): number => Number(process.env.RUNS ?? defaultRuns)
+
+/**
+ * fast-check's options. Shrinking stops at four fifths of the test's limit, so a failure whose
+ * shrinking is slow is still reported with the smallest counterexample so far (with SEED=5, the
+ * shrink of a 24-step history outlasted the limit and the test failed as a bare timeout).
+ */
+function checkOptions(defaultRuns: number, perRun: number): fc.Parameters<unknown> {
+  const seed = process.env.SEED
+  return {
+    numRuns: runsOf(defaultRuns),
+    interruptAfterTimeLimit: Math.floor(timeoutFor(defaultRuns, perRun) * 0.8),
+    markInterruptAsFailure: true,
+    ...(seed !== undefined && seed !== '' ? { seed: Number(seed) } : {}),
+    ...(process.env.FCPATH ? { path: process.env.FCPATH, endOnFailure: true } : {}),
+  }
+}
 
 type Step = { replica: number; action: number; pick: number; value: number }
 const step = fc.record({ replica: fc.nat(), action: fc.nat(), pick: fc.nat(), value: fc.nat() })
@@ -228,9 +242,10 @@ async function idsOf(memory: Memory): Promise<string[]> {
  * compared by the statuses they give: of two tombstones reaching one record, an import keeps the
  * first it applies (see recordLines).
  */
-async function shownUnordered(memory: Memory): Promise<string[]> {
+async function shownUnordered(memory: Memory, except: ReadonlySet<string> = new Set()): Promise<string[]> {
   const records: string[] = []
   for await (const view of memory.records()) {
+    if (except.has(view.id)) continue
     records.push(canonicalJson(Object.fromEntries(Object.entries(view).map(([key, value]) => [key, Array.isArray(value) ? [...value].sort() : value])) as JsonValue))
   }
   return records
@@ -262,6 +277,18 @@ function recordLines(dir: string): Map<string, string> {
     }
   }
   return lines
+}
+
+/**
+ * The records two bundles carry different tombstones for: an import keeps the first tombstone a
+ * record gets, so which skeleton a redacted one shows follows the first import, not the last.
+ */
+function differentTombstones(a: string, b: string): Set<string> {
+  const prefix = 'audit/tombstones.jsonl:'
+  const left = recordLines(a)
+  const ids = new Set<string>()
+  for (const [key, line] of recordLines(b)) if (key.startsWith(prefix) && left.has(key) && left.get(key) !== line) ids.add(key.slice(prefix.length))
+  return ids
 }
 
 /** Whether two bundles carry the same line for every record (and tombstone target) both carry. */
@@ -305,7 +332,7 @@ describe('bundle merge properties', () => {
       } finally {
         await closeAll(memories)
       }
-    }), checkOptions(80))
+    }), checkOptions(80, 1500))
   }, timeoutFor(80, 1500))
 
   it('imports into fresh replicas: one bundle gives one memory, two commute when they agree, and the later import decides when they do not', async () => {
@@ -336,15 +363,18 @@ describe('bundle merge properties', () => {
         expect(await statuses(y, ids)).toBe(await statuses(x, ids))
         if (agree(one, two)) expect(await y.digest()).toBe(await x.digest())
 
-        // The later import decides (set elements aside, which list in the order of their first add).
+        // The later import decides (set elements aside, which list in the order of their first
+        // add), but for records the two bundles carry different tombstones for (found with
+        // SEED=5: two redactions of one fact, each skeleton shown where its bundle came first).
         await z.import(b2.path)
         await z.import(b1.path)
         await z.import(b2.path)
-        expect(await shownUnordered(z)).toEqual(await shownUnordered(x))
+        const firstImportDecides = differentTombstones(one, two)
+        expect(await shownUnordered(z, firstImportDecides)).toEqual(await shownUnordered(x, firstImportDecides))
         expect(await statuses(z, ids)).toBe(await statuses(x, ids))
       } finally {
         await closeAll([...memories, ...fresh])
       }
-    }), checkOptions(60))
+    }), checkOptions(60, 1500))
   }, timeoutFor(60, 1500))
 })
