@@ -51,8 +51,8 @@ export function parentIdsOf(kind: RecordKind, record: JsonObject): string[] {
  * holds what the merge would leave there. A view may hold more (defaults, extensions). Compared
  * as the merge treats each field: a timestamp by its instant (Cairn keeps whole UTC seconds, so
  * `…05.250Z` and `…07:04:05+02:00` hold what they say), a set by its elements (a merge adds and
- * never removes: the record's elements must all be held), a map by its entries (likewise), and
- * anything else as canonical JSON.
+ * never removes: the record's elements must all be held), a map by its entries (likewise), an
+ * empty collaborative text as held whatever the text is, and anything else as canonical JSON.
  */
 export function alreadyHolds(view: RecordView, record: JsonObject, canonical: (value: JsonValue) => string): boolean {
   const spec = kindSpec(view.kind)
@@ -68,6 +68,9 @@ export function alreadyHolds(view: RecordView, record: JsonObject, canonical: (v
     } else if (field?.merge === 'counter' && typeof value === 'number' && typeof held === 'number') {
       // An import raises a counter to its value and never lowers it (counterCatchUp).
       if (held < value) return false
+    } else if (field?.merge === 'text' && value === '') {
+      // A create's empty text changes no held text (onHeldTexts): writing it would change nothing.
+      continue
     } else if (field?.merge === 'map' && isObject(value) && isObject(held)) {
       if (!Object.entries(value).every(([name, item]) => Object.hasOwn(held, name) && canonical(held[name] as JsonValue) === canonical(item))) return false
     } else if (canonical(held) !== canonical(value)) return false

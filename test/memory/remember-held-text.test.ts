@@ -78,4 +78,21 @@ describe('a create of a held record with text', () => {
     await a.close()
     await b.close()
   })
+
+  it('a bundle whose core block is empty leaves held text as it is, and writes nothing, every time', async () => {
+    const [a, b] = await pair()
+    await a.remember({ kind: 'core', id: 'human', content: '' })
+    const bundle = tempBundlePath()
+    await a.export(bundle)
+    await b.remember({ kind: 'core', id: 'human', content: 'Notes: tea' })
+    const before = b.versionVector()
+    for (let i = 0; i < 2; i++) {
+      const report = await b.import(bundle)
+      expect(report.format === 'mem' && report.imported).toEqual({})
+    }
+    expect(b.versionVector()).toEqual(before)
+    expect((await b.get('human'))?.content).toBe('Notes: tea')
+    await a.close()
+    await b.close()
+  })
 })
