@@ -58,7 +58,7 @@ function readUleb(bytes: Uint8Array, at: number): { value: number; next: number 
  * magic, checksum, chunk type, length, then the dependency hashes and the actor. Decoding the
  * whole change (`Automerge.decodeChange`) costs milliseconds per kilobyte of text.
  */
-function isAuthoredBy(change: Uint8Array, author: string): boolean {
+export function isAuthoredBy(change: Uint8Array, author: string): boolean {
   if (change.length < 10 || CHANGE_MAGIC.some((byte, i) => change[i] !== byte) || change[8] !== CHANGE_CHUNK) return false
   const length = readUleb(change, 9)
   const deps = length && readUleb(change, length.next)

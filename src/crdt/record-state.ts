@@ -176,6 +176,8 @@ interface TombstoneRank {
   readonly op: string
   /** 0: a direct delete or redaction; 1: named in a deletion's derived list; 2: inferred from a deleted parent. */
   readonly reach: number
+  /** The Portable Memory tombstone line the event carries (its `deletedAt` and `id` rank it). */
+  readonly record: { readonly [key: string]: JsonValue }
   readonly stamp: Stamp
 }
 
@@ -192,16 +194,41 @@ function reachOf(tombstone: { readonly derivedFrom?: string; readonly inferred?:
   return tombstone.inferred ? 2 : tombstone.derivedFrom === undefined ? 0 : 1
 }
 
+/** A tombstone line's `deletedAt` in ms; one without a readable time ranks after every other. */
+function deletedAtOf(record: { readonly [key: string]: JsonValue }): number {
+  const ms = typeof record.deletedAt === 'string' ? Date.parse(record.deletedAt) : Number.NaN
+  return Number.isNaN(ms) ? Number.POSITIVE_INFINITY : ms
+}
+
 /**
  * Which of two tombstones a record keeps: a delete beats a redaction; a direct delete beats one
  * named in another deletion, which beats one inferred from a deleted parent (a replica that saw
- * the stronger one first never derives another); then the earlier stamp. A total order, so every
- * replica keeps the same one whatever the arrival order (inferred ones are all alike).
+ * the stronger one first never derives another); then the tombstone line's earlier `deletedAt`,
+ * then its smaller id, then the earlier stamp. A total order, so every replica keeps the same one
+ * whatever the arrival order (inferred ones are all alike). The line ranks before the stamp
+ * because an imported tombstone is written again with the importer's stamp: ranked by stamps,
+ * two bundles carrying different tombstones of one record left it with whichever was imported
+ * first; the line is the same wherever it travels.
  */
 function tombstoneBeats(a: TombstoneRank, b: TombstoneRank): boolean {
   if (a.op !== b.op) return a.op === 'delete'
   if (a.reach !== b.reach) return a.reach < b.reach
+  if (a.reach < 2) {
+    const [at, bt] = [deletedAtOf(a.record), deletedAtOf(b.record)]
+    if (at !== bt) return at < bt
+    const [aid, bid] = [String(a.record.id ?? ''), String(b.record.id ?? '')]
+    if (aid !== bid) return aid < bid
+  }
   return compareStamps(a.stamp, b.stamp) < 0
+}
+
+/**
+ * Whether a direct tombstone written now (an import's, carrying `record`) would take the record
+ * from the one it holds. Its stamp would be later than any held, so the line decides.
+ */
+export function newTombstoneWins(op: 'delete' | 'redact', record: { readonly [key: string]: JsonValue }, held: Tombstone): boolean {
+  const now: Stamp = { wall: Number.MAX_SAFE_INTEGER, logical: 0, author: '', seq: 0 }
+  return tombstoneBeats({ op, reach: 0, record, stamp: now }, { op: held.op, reach: reachOf(held), record: held.record, stamp: held.stamp })
 }
 
 /** The parent ids that lost their field after a create or patch (winners before it, or written by it). */
@@ -287,8 +314,8 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
       break
     case 'tombstone': {
       const existing = state.tombstone
-      const incoming = { op: operation.op, reach: reachOf(operation), stamp }
-      const stronger = !existing || tombstoneBeats(incoming, { op: existing.op, reach: reachOf(existing), stamp: existing.stamp })
+      const incoming = { op: operation.op, reach: reachOf(operation), record: operation.record, stamp }
+      const stronger = !existing || tombstoneBeats(incoming, { op: existing.op, reach: reachOf(existing), record: existing.record, stamp: existing.stamp })
       if (stronger) {
         state.tombstone = {
           op: operation.op, record: operation.record, stamp,

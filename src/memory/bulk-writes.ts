@@ -4,6 +4,7 @@
  * refuses the whole batch on any bad item, naming its index; nothing is written then.
  */
 import { assertArray, assertNonEmptyString, assertObject, assertOneOf, assertString } from '../assert.js'
+import { newTombstoneWins } from '../crdt/index.js'
 import type { JsonValue } from '../log/index.js'
 import { InputError } from '../errors.js'
 import { isRecordKind, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
@@ -120,8 +121,10 @@ export async function importTombstones(
     if (!isRecordKind(kind)) throw new InputError('UNKNOWN_KIND', 'tombstone targets an unknown kind', { field: `tombstones[${index}].targetKind` })
     const target = assertNonEmptyString(record.targetID, `tombstones[${index}].targetID`)
     const state = await core.state(target)
-    // Already deleted, or already redacted and this is only a redaction: nothing left to do.
-    if (state?.tombstone?.op === 'delete' || (state?.tombstone && op === 'redact')) continue
+    // A record already tombstoned takes this one only if it ranks first (the same rank sync
+    // uses: record-state's tombstoneBeats, on the line), so which of two bundles' tombstones a
+    // record keeps does not depend on the import order.
+    if (state?.tombstone && !newTombstoneWins(op, record, state.tombstone)) continue
     const derivedBlock = (typeof record.derived === 'object' && record.derived !== null && !Array.isArray(record.derived) ? record.derived : {}) as Record<string, JsonValue>
     const ids = (field: string): string[] => (Array.isArray(derivedBlock[field]) ? (derivedBlock[field] as JsonValue[]).filter((id): id is string => typeof id === 'string') : [])
     // Cairn's `recordIDs` name records of other kinds: the kind is the one held here (one not held has nothing to remove).

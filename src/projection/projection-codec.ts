@@ -78,8 +78,13 @@ export interface ProjectionMeta {
  *      deletion or redaction takes the id whatever its kind. An `ext` key (or `unsetExt`) of a
  *      stored body that names a field of its kind is dropped. A layout-4 store whose log holds
  *      either is rebuilt when it opens; any other only records the new layout
+ *   6  between two tombstones of one record, the line's `deletedAt` and id rank before the
+ *      stamp (record-state's tombstoneBeats), and a text change that is not its event author's
+ *      is refused (collaborative-text's applyAuthoredTextChanges). A store of an earlier layout
+ *      whose log holds two tombstones reaching one record, or such a change, is rebuilt when it
+ *      opens; any other only records the new layout
  */
-export const PROJECTION_LAYOUT = 5
+export const PROJECTION_LAYOUT = 6
 
 export function encodeMeta(meta: ProjectionMeta): Uint8Array {
   return packr.pack(meta)

@@ -6,6 +6,7 @@
  * applied on open). Projections never write events; when a deletion reaches a record, they ask
  * the log to erase the bodies that carried its content, and remember the request until done.
  */
+import { isAuthoredBy } from '../crdt/index.js'
 import type { EventId, LogEvent, SpaceLog } from '../log/index.js'
 import type { LogStorage, StorageWrite } from '../log/storage.js'
 import { Listeners } from '../log/listeners.js'
@@ -14,7 +15,7 @@ import { awaitsNaming, FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, teach
 import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindsDecided } from './kind-decision.js'
 import { kindSpec, type RecordKind } from './kinds.js'
-import { decodeForeignLines, decodeMemoryOperation, extNamesNativeField, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4 } from './operations.js'
+import { decodeForeignLines, decodeMemoryOperation, extNamesNativeField, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4, type MemoryOperation } from './operations.js'
 import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache, type CachedRecord } from './record-cache.js'
 import { TextIndex } from './text-index.js'
@@ -120,12 +121,13 @@ export class Projection {
   }
 
   /**
-   * Layout 3 or 4 → 5: if the events applied so far hold one that this version reads differently
-   * (from layout 4: patchReadsDifferentlySinceLayout4; from 5: operations of two kinds on one id,
-   * a tombstone naming another kind than its record's, or an `ext` naming a field of its kind),
-   * the store is rebuilt; otherwise only
-   * the layout is recorded (one read of the log, no write). A crash part way leaves the old
-   * layout, and the next open looks again.
+   * Layout 3, 4 or 5 → 6: if the events applied so far hold one that this version reads
+   * differently (from layout 4: patchReadsDifferentlySinceLayout4; from 5: operations of two
+   * kinds on one id, a tombstone naming another kind than its record's, or an `ext` naming a
+   * field of its kind; from 6: a second tombstone reaching a record, whose rank may now differ,
+   * or a text change that is not its author's), the store is rebuilt; otherwise only the layout
+   * is recorded (one read of the log, no write). A crash part way leaves the old layout, and the
+   * next open looks again.
    */
   private async upgradeFromLog(layout: number): Promise<void> {
     const kinds = new Map<string, RecordKind>()
@@ -134,6 +136,21 @@ export class Projection {
       if (held === undefined) kinds.set(id, kind)
       return held !== undefined && held !== kind
     }
+    const tombstoned = new Set<string>()
+    const reachedAgain = (decoded: MemoryOperation): boolean => {
+      if (decoded.operation.type !== 'tombstone') return false
+      let again = false
+      for (const id of [decoded.id, ...(decoded.derived ?? []).map((record) => record.id)]) {
+        if (tombstoned.has(id)) again = true
+        tombstoned.add(id)
+      }
+      return again
+    }
+    const foreignText = (decoded: MemoryOperation, author: string): boolean => {
+      const { operation } = decoded
+      const changes = operation.type === 'text' ? operation.changes : operation.type === 'create' ? Object.values(operation.texts ?? {}).flat() : []
+      return !changes.every((change) => isAuthoredBy(change, author))
+    }
     for await (const event of this.log.readApplied(0)) {
       if (event.local > this.meta.cursor) break
       if (event.body === undefined) continue
@@ -141,7 +158,8 @@ export class Projection {
       const readsDifferently = (layout < 4 && patchReadsDifferentlySinceLayout4(event.body)) || extNamesNativeField(event.body) || (decoded !== undefined && (
         twoKinds(decoded.id, decoded.kind) ||
         (decoded.derived ?? []).some((record) => twoKinds(record.id, record.kind)) ||
-        (decoded.operation.type === 'tombstone' && decoded.operation.record.targetKind !== decoded.kind)))
+        (decoded.operation.type === 'tombstone' && decoded.operation.record.targetKind !== decoded.kind) ||
+        reachedAgain(decoded) || foreignText(decoded, event.header.author)))
       if (readsDifferently) {
         await this.rebuild()
         return
