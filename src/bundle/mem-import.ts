@@ -63,7 +63,7 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
   for (const [kind, lines] of Object.entries(passthroughKinds)) {
     // A file may repeat a line: each copy counts. Every copy of a text that has new copies is
     // sent, so rememberForeign numbers them as the bundle holds them and the held ones change nothing.
-    const held = copiesOf(kept[kind] ?? [])
+    const held = copiesOf(Object.hasOwn(kept, kind) ? kept[kind] as string[] : [])
     const given = copiesOf(lines)
     const growing = new Set([...given].filter(([line, count]) => count > (held.get(line) ?? 0)).map(([line]) => line))
     if (growing.size === 0) continue

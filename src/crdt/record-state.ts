@@ -305,8 +305,11 @@ export function applyRecordOperation(current: RecordState, operation: RecordOper
     }
     case 'text': {
       if (operation.field === RESERVED_KEY) break
-      const document = applyAuthoredTextChanges(ownEntry(state.texts, operation.field) ?? baseTextDocument(), operation.changes, stamp.author)
-      if (document) state.texts = { ...state.texts, [operation.field]: document }
+      // Refused changes leave the field as held, or as the base document, as a create's do: the
+      // record holds the field either way, so a record no create has reached yet is not blank
+      // and keeps the kind this operation gave it once stored (a blank state is not stored).
+      const held = ownEntry(state.texts, operation.field) ?? baseTextDocument()
+      state.texts = { ...state.texts, [operation.field]: applyAuthoredTextChanges(held, operation.changes, stamp.author) ?? held }
       break
     }
     case 'supersede':

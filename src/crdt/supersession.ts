@@ -53,15 +53,18 @@ export function resolveSupersessions(all: readonly Supersession[]): Supersession
   if (maximal.length === 1) return { winner: maximal[0] as Supersession, candidates: maximal, reason: 'only' }
   let pool = maximal
   let reason: SupersessionOutcome['reason'] = 'clock'
+  // A rule that would keep no candidate decides nothing: a signer's body can carry a validFrom
+  // that is no timestamp (NaN wins no comparison) or confidences all below 0 (none within the
+  // margin of the best), and an empty pool had no winner, which threw in the projection.
   const latest = Math.max(...pool.map((s) => Date.parse(s.validFrom)))
   const recent = pool.filter((s) => latest - Date.parse(s.validFrom) <= RECENCY_WINDOW_MS)
   if (recent.length === 1) reason = 'recency'
-  pool = recent
+  if (recent.length > 0) pool = recent
   if (pool.length > 1) {
     const best = Math.max(...pool.map((s) => s.confidence))
     const confident = pool.filter((s) => s.confidence * CONFIDENCE_MARGIN >= best)
     if (confident.length === 1) reason = 'confidence'
-    pool = confident
+    if (confident.length > 0) pool = confident
   }
   if (pool.length > 1) {
     const rank = Math.min(...pool.map((s) => CLAIM_CLASSES.indexOf(s.source)))

@@ -16,6 +16,7 @@
  * projection skips such an event rather than failing.
  */
 import { CLAIM_CLASSES, type ClaimClass, type RecordOperation } from '../crdt/index.js'
+import { RESERVED_KEY } from '../crdt/own-keys.js'
 import { CairnError } from '../errors.js'
 import type { EventBody, JsonValue } from '../log/index.js'
 import { fieldOf, isEmptyPatch, isRecordKind, kindSpec, mapFieldOfKey, readPatch, type RecordKind, type RecordPatch } from './kinds.js'
@@ -126,7 +127,7 @@ function decodePatch(kind: RecordKind, data: { readonly [key: string]: unknown }
     ...(data.increment !== undefined ? { increment: data.increment } : {}),
   })
   const ext = isObject(data.ext) ? extensionKeysOnly(kind, data.ext) : {}
-  const unsetExt = isStringArray(data.unsetExt) ? data.unsetExt.filter((key) => !isNativeName(kind, key)) : []
+  const unsetExt = isStringArray(data.unsetExt) ? data.unsetExt.filter((key) => isExtensionKey(kind, key)) : []
   return { known, whole: { ...known, ext: { ...known.ext, ...ext }, unsetExt: [...known.unsetExt, ...unsetExt] } }
 }
 
@@ -136,24 +137,38 @@ function isNativeName(kind: RecordKind, name: string): boolean {
 }
 
 /**
- * The unknown keys of a stored body's `ext`, without any that name one of the kind's own
- * fields. Cairn's writers never put one there; another signer could, and the view would then
- * show that key as the field (a `tags` no set holds, say) where the field itself is empty.
+ * Whether a key of a stored body's `ext` or `unsetExt` is one: not one of the kind's own fields,
+ * nor `__proto__`, which no state holds (crdt/own-keys.ts). A patch of that key alone would
+ * change nothing yet still count as applied: a record no create had reached was then left blank,
+ * unstored, and lost the kind the patch gave it, so a later create of another kind was weighed
+ * by whether it came in the same batch.
+ */
+function isExtensionKey(kind: RecordKind, key: string): boolean {
+  return key !== RESERVED_KEY && !isNativeName(kind, key)
+}
+
+/**
+ * The unknown keys of a stored body's `ext` (isExtensionKey). Cairn's writers never put another
+ * there; another signer could, and the view would then show that key as the field (a `tags` no
+ * set holds, say) where the field itself is empty.
  */
 function extensionKeysOnly(kind: RecordKind, ext: Json): Json {
   const keys = Object.keys(ext)
-  if (!keys.some((key) => isNativeName(kind, key))) return ext
-  return Object.fromEntries(keys.filter((key) => !isNativeName(kind, key)).map((key) => [key, ext[key] as JsonValue]))
+  if (keys.every((key) => isExtensionKey(kind, key))) return ext
+  return Object.fromEntries(keys.filter((key) => isExtensionKey(kind, key)).map((key) => [key, ext[key] as JsonValue]))
 }
 
-/** Whether a stored body's `ext` or `unsetExt` names one of its kind's own fields (read as dropped since projection layout 5). */
+/**
+ * Whether a stored body's `ext` or `unsetExt` holds a key that is no extension key: one of its
+ * kind's own fields (read as dropped since projection layout 5) or `__proto__` (since layout 6).
+ */
 export function extNamesNativeField(body: EventBody): boolean {
   if (body.op !== MEMORY_OPS.create && body.op !== MEMORY_OPS.patch) return false
   const data = body.data
   if (!isObject(data) || !isRecordKind(data.kind)) return false
   const kind = data.kind
-  return (isObject(data.ext) && Object.keys(data.ext).some((key) => isNativeName(kind, key))) ||
-    (isStringArray(data.unsetExt) && data.unsetExt.some((key) => isNativeName(kind, key)))
+  return (isObject(data.ext) && Object.keys(data.ext).some((key) => !isExtensionKey(kind, key))) ||
+    (isStringArray(data.unsetExt) && data.unsetExt.some((key) => !isExtensionKey(kind, key)))
 }
 
 /**

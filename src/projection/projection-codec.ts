@@ -80,9 +80,10 @@ export interface ProjectionMeta {
  *      either is rebuilt when it opens; any other only records the new layout
  *   6  between two tombstones of one record, the line's `deletedAt` and id rank before the
  *      stamp (record-state's tombstoneBeats), and a text change that is not its event author's
- *      is refused (collaborative-text's applyAuthoredTextChanges). A store of an earlier layout
- *      whose log holds two tombstones reaching one record, or such a change, is rebuilt when it
- *      opens; any other only records the new layout
+ *      is refused (collaborative-text's applyAuthoredTextChanges); `__proto__` in a body's `ext`
+ *      or `unsetExt` is dropped. A store of an earlier layout whose log holds two tombstones
+ *      reaching one record, such a change or such a key is rebuilt when it opens; any other
+ *      only records the new layout
  */
 export const PROJECTION_LAYOUT = 6
 

@@ -310,9 +310,14 @@ export class ProjectionReader {
       rows.push({ kind, local, index, line })
     }
     rows.sort((a, b) => a.local - b.local || a.index - b.index)
-    const out: Record<string, string[]> = {}
-    for (const row of rows) (out[row.kind] ??= []).push(row.line)
-    return out
+    // A Map, not an object: a signer may name a kind `__proto__` or `constructor`.
+    const out = new Map<string, string[]>()
+    for (const row of rows) {
+      const lines = out.get(row.kind)
+      if (lines) lines.push(row.line)
+      else out.set(row.kind, [row.line])
+    }
+    return Object.fromEntries(out)
   }
 
   /** Portable Memory tombstone records of deleted and redacted records. */

@@ -125,7 +125,7 @@ export class Projection {
    * differently (from layout 4: patchReadsDifferentlySinceLayout4; from 5: operations of two
    * kinds on one id, a tombstone naming another kind than its record's, or an `ext` naming a
    * field of its kind; from 6: a second tombstone reaching a record, whose rank may now differ,
-   * or a text change that is not its author's), the store is rebuilt; otherwise only the layout
+   * a text change that is not its author's, or `__proto__` in an `ext`), the store is rebuilt; otherwise only the layout
    * is recorded (one read of the log, no write). A crash part way leaves the old layout, and the
    * next open looks again.
    */

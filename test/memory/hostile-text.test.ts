@@ -168,3 +168,24 @@ describe('applyAuthoredTextChanges', () => {
     }
   })
 })
+
+describe('a hostile text change on a record no create has reached', () => {
+  it('keeps the kind it gave the record, so a later create of another kind is weighed alike in any batching', async () => {
+    const { memory, identity } = await ownerStore()
+    // Refused changes: the record held nothing after them, was not stored, and lost its kind, so
+    // the create below (in a later batch) was taken as the record's first operation; its history
+    // kept the text event as content and a version, where a rebuild sees a create of another kind win.
+    await memory.log.append(identity, { op: 'memory.text', data: { kind: 'core', id: 'persona', field: 'content', changes: base64([new Uint8Array([1, 2, 3])]) } })
+    expect(await memory.get('persona')).toBeUndefined()
+    await memory.log.append(identity, { op: 'memory.create', data: { kind: 'episode', id: 'persona', fields: { id: 'persona', summary: 's', details: 's' } } })
+    expect(await memory.get('persona')).toMatchObject({ kind: 'episode', summary: 's' })
+    expect((await memory.checkProjection()).named).toEqual([])
+
+    const peer = await Memory.open({ space: memory.space })
+    open.push(peer)
+    await peer.ingest(await memory.events())
+    expect(await peer.digest()).toBe(await memory.digest())
+    const events = async (replica: Memory): Promise<string[]> => (await replica.history('persona')).map((item) => `${item.type}:${item.op ?? ''}`)
+    expect(await events(memory)).toEqual(await events(peer))
+  })
+})

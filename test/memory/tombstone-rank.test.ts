@@ -5,7 +5,7 @@
  * with the importer's stamp: ranked by stamps alone, two bundles carrying different tombstones
  * of one record left it with whichever was imported first (found by the bundle-merge property,
  * SEED=5). Stores of projection layout 5 whose log holds a second tombstone of a record are
- * rebuilt when they open.
+ * rebuilt when they open (as are those holding the other bodies layout 6 reads differently).
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { baseTextDocument, spliceText } from '../../src/crdt/index.js'
@@ -141,7 +141,15 @@ describe('projection layout 5 → 6', () => {
     expect((await memory.get('persona'))?.content).toBe('')
   })
 
-  it('only records layout 6 on a store without either', async () => {
+  it('rebuilds a store whose log holds __proto__ among a body\'s unknown keys', async () => {
+    const { store, marker } = await storeAtLayout5(async (memory, identity) => {
+      await memory.remember({ kind: 'episode', id: 'ep_rain', summary: 'rain' })
+      await memory.log.append(identity, { op: 'memory.patch', data: { kind: 'episode', id: 'ep_rain', unsetExt: ['__proto__'] } })
+    })
+    expect(await store.storage.get(marker)).toBeUndefined()
+  })
+
+  it('only records layout 6 on a store without any of them', async () => {
     const { store, marker } = await storeAtLayout5(async (memory) => memory.remember({ kind: 'core', id: 'persona', content: 'own text' }))
     expect(await store.storage.get(marker)).toBeDefined()
   })

@@ -88,7 +88,9 @@ export function decodeBundleFile(role: FileRole, bytes: Uint8Array, file: string
         reportProgress(line, end, context)
         if (text !== '') kept.push(text)
       })
-      if (kept.length > 0) into.passthrough[role.kind] = kept
+      // Defined, not assigned: a vendor kind (a file name) may be `__proto__`, which assigning
+      // makes the object's prototype, and the lines vanish from the import.
+      if (kept.length > 0) Object.defineProperty(into.passthrough, role.kind, { value: kept, enumerable: true, writable: true, configurable: true })
       into.counts.set(role.kind, kept.length)
       break
     }
