@@ -7,6 +7,8 @@ import { assertArray, assertNonEmptyString, assertObject, assertOneOf, assertStr
 import { newTombstoneWins } from '../crdt/index.js'
 import type { JsonValue } from '../log/index.js'
 import { InputError } from '../errors.js'
+// The codec's layout module alone: the rules a vendor kind and line keep in a `.mem` file.
+import { isPassthroughKindName, MAX_KIND_NAME_LENGTH, passthroughLineFault } from '../bundle/mem/layout.js'
 import { isRecordKind, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
 import { atIndex, refuseOtherKind, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
 import { createEntry, nameOversizedRecord, onHeldTexts, redactionSkeleton } from './record-entries.js'
@@ -74,7 +76,16 @@ export async function rememberForeign(core: MemoryCore, kind: string, lines: rea
   const name = assertNonEmptyString(kind, 'kind')
   if (isRecordKind(name)) throw new InputError('KNOWN_KIND', `${name} is a known kind; use remember`, { field: 'kind' })
   if (name === CAIRN_EXTENSIONS_KIND) throw new InputError('RESERVED_KIND', `${name} is written by Cairn's export from the records' tags and contextID`, { field: 'kind' })
-  const list = assertArray(lines, 'lines').map((line, i) => assertString(line, `lines[${i}]`))
+  // What the `.mem` encoder would refuse is refused here: kept, it would fail every export.
+  if (!isPassthroughKindName(name)) {
+    throw new InputError('BAD_KIND_NAME', `${JSON.stringify(name.slice(0, 64))} cannot be a vendor kind: a kind is a safe file-name stem of at most ${MAX_KIND_NAME_LENGTH} characters (no "/", "\\", ":", control character or leading "."), not a reserved count key`, { field: 'kind' })
+  }
+  const list = assertArray(lines, 'lines').map((item, i) => {
+    const line = assertString(item, `lines[${i}]`)
+    const fault = passthroughLineFault(line)
+    if (fault !== undefined) throw new InputError(fault.code, fault.message, { field: `lines[${i}]` })
+    return line
+  })
   const entries: Entry[] = []
   // Each line is numbered as the nth copy of its text in `lines`: a repeated line is kept as
   // often as it is given, and giving the same lines again stores nothing new.

@@ -172,6 +172,9 @@ export class Memory {
   /**
    * Keeps lines of a record kind Cairn does not know (Portable Memory passthrough) verbatim, so
    * they sync and export again byte for byte. Lines already kept are not added twice.
+   * @throws InputError naming `kind` (a Cairn kind, `cairnExtensions`, or no safe file-name stem:
+   *   BAD_KIND_NAME) or `lines[i]` (not a string, a newline: BAD_LINE, a lone surrogate:
+   *   BAD_STRING), what a `.mem` export could not write; nothing is written then
    */
   rememberForeign(kind: string, lines: readonly string[]): Promise<void> {
     return bulk.rememberForeign(this.core, kind, lines)

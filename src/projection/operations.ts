@@ -9,12 +9,15 @@
  *   memory.delete     { kind, id, tombstone, derived: [{ kind, id }] }
  *   memory.redact     { kind, id, tombstone, skeleton, derived: [] }
  *   memory.foreign    { kind, lines: [line], copies?: [n] } (lines of an unknown kind; copies:
- *                     which copy of its text each line is, 0 when absent)
+ *                     which copy of its text each line is, 0 when absent; the kind and lines
+ *                     are what a `.mem` vendor file can hold)
  *
  * Bodies from other replicas are untrusted (any granted writer can put anything in a signed
  * event), so decoding validates every field and returns undefined for anything malformed: the
  * projection skips such an event rather than failing.
  */
+// The codec's layout module alone (no engine): what a `.mem` vendor file can hold.
+import { isPassthroughKindName, isPassthroughLine } from '../bundle/mem/layout.js'
 import { CLAIM_CLASSES, type ClaimClass, type RecordOperation } from '../crdt/index.js'
 import { RESERVED_KEY } from '../crdt/own-keys.js'
 import { CairnError } from '../errors.js'
@@ -39,13 +42,29 @@ export interface ForeignLines {
   readonly copies: readonly number[]
 }
 
-/** Reads a `memory.foreign` body: `{ kind, lines }` with an unknown kind and string lines. */
 /** A deletion or redaction: applying it erases content wherever it arrives. */
 export function isTombstoneBody(body: EventBody | undefined): boolean {
   return body?.op === MEMORY_OPS.delete || body?.op === MEMORY_OPS.redact
 }
 
+/**
+ * Reads a `memory.foreign` body: `{ kind, lines, copies? }` whose kind and every line a `.mem`
+ * vendor file can hold (the encoder's own rules, bundle/mem/layout.ts). Kept, a kind that is no
+ * file-name stem or a line with a newline or a lone surrogate made every export throw, on every
+ * replica holding the event, so such a body is skipped like any malformed one (layout 6).
+ */
 export function decodeForeignLines(body: EventBody): ForeignLines | undefined {
+  const foreign = decodeForeignShape(body)
+  return foreign !== undefined && isPassthroughKindName(foreign.kind) && foreign.lines.every(isPassthroughLine) ? foreign : undefined
+}
+
+/** A `memory.foreign` body layouts before 6 kept and this one skips (decodeForeignLines). */
+export function foreignLinesSkippedSinceLayout6(body: EventBody): boolean {
+  return decodeForeignShape(body) !== undefined && decodeForeignLines(body) === undefined
+}
+
+/** A `memory.foreign` body's shape, as layouts before 6 read it: an unknown kind, string lines. */
+function decodeForeignShape(body: EventBody): ForeignLines | undefined {
   if (body.op !== MEMORY_OPS.foreign) return undefined
   const data = body.data
   if (!isObject(data) || typeof data.kind !== 'string' || data.kind.length === 0 || isRecordKind(data.kind)) return undefined

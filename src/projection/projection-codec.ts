@@ -81,9 +81,11 @@ export interface ProjectionMeta {
  *   6  between two tombstones of one record, the line's `deletedAt` and id rank before the
  *      stamp (record-state's tombstoneBeats), and a text change that is not its event author's
  *      is refused (collaborative-text's applyAuthoredTextChanges); `__proto__` in a body's `ext`
- *      or `unsetExt` is dropped. A store of an earlier layout whose log holds two tombstones
- *      reaching one record, such a change or such a key is rebuilt when it opens; any other
- *      only records the new layout
+ *      or `unsetExt` is dropped. A `memory.foreign` body whose kind or a line a `.mem` vendor
+ *      file cannot hold (no file-name stem, a newline, a lone surrogate) is skipped; kept, it
+ *      made every export throw. A store of an earlier layout whose log holds two tombstones
+ *      reaching one record, such a change, such a key or such foreign lines is rebuilt when it
+ *      opens; any other only records the new layout
  */
 export const PROJECTION_LAYOUT = 6
 

@@ -15,7 +15,7 @@ import { awaitsNaming, FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, teach
 import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindsDecided } from './kind-decision.js'
 import { kindSpec, type RecordKind } from './kinds.js'
-import { decodeForeignLines, decodeMemoryOperation, extNamesNativeField, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4, type MemoryOperation } from './operations.js'
+import { decodeForeignLines, decodeMemoryOperation, extNamesNativeField, foreignLinesSkippedSinceLayout6, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4, type MemoryOperation } from './operations.js'
 import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache, type CachedRecord } from './record-cache.js'
 import { TextIndex } from './text-index.js'
@@ -125,9 +125,10 @@ export class Projection {
    * differently (from layout 4: patchReadsDifferentlySinceLayout4; from 5: operations of two
    * kinds on one id, a tombstone naming another kind than its record's, or an `ext` naming a
    * field of its kind; from 6: a second tombstone reaching a record, whose rank may now differ,
-   * a text change that is not its author's, or `__proto__` in an `ext`), the store is rebuilt; otherwise only the layout
-   * is recorded (one read of the log, no write). A crash part way leaves the old layout, and the
-   * next open looks again.
+   * a text change that is not its author's, `__proto__` in an `ext`, or foreign lines a `.mem`
+   * file cannot hold, now skipped: foreignLinesSkippedSinceLayout6), the store is rebuilt;
+   * otherwise only the layout is recorded (one read of the log, no write). A crash part way
+   * leaves the old layout, and the next open looks again.
    */
   private async upgradeFromLog(layout: number): Promise<void> {
     const kinds = new Map<string, RecordKind>()
@@ -155,7 +156,7 @@ export class Projection {
       if (event.local > this.meta.cursor) break
       if (event.body === undefined) continue
       const decoded = decodeMemoryOperation(event.body)
-      const readsDifferently = (layout < 4 && patchReadsDifferentlySinceLayout4(event.body)) || extNamesNativeField(event.body) || (decoded !== undefined && (
+      const readsDifferently = (layout < 4 && patchReadsDifferentlySinceLayout4(event.body)) || extNamesNativeField(event.body) || foreignLinesSkippedSinceLayout6(event.body) || (decoded !== undefined && (
         twoKinds(decoded.id, decoded.kind) ||
         (decoded.derived ?? []).some((record) => twoKinds(record.id, record.kind)) ||
         (decoded.operation.type === 'tombstone' && decoded.operation.record.targetKind !== decoded.kind) ||

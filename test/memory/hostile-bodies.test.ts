@@ -8,12 +8,19 @@
  *   vendor file named `__proto__`: assigned, it became the passthrough object's prototype);
  * - a patch whose only unknown keys (`ext`, `unsetExt`) are `__proto__`, which no state holds:
  *   applied, it left a record no create had reached blank, unstored, without the kind it gave
- *   it, so a later create of another kind was weighed by whether it came in the same batch.
+ *   it, so a later create of another kind was weighed by whether it came in the same batch;
+ * - lines of an unknown kind a `.mem` vendor file cannot hold (a kind that is no safe file-name
+ *   stem, a line with a newline or a lone surrogate): kept, they made every `.mem` export throw
+ *   on every replica holding them. `rememberForeign` now refuses them, naming the field, and the
+ *   projection skips such a signed body like any malformed one.
  */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { JsonValue } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { tempBundlePath } from '../bundle/helpers/mem-fixtures.js'
+import { rejection } from '../helpers/error-code.js'
 
 const open: Memory[] = []
 afterEach(async () => {
@@ -51,6 +58,57 @@ describe('foreign lines under a kind named like an Object.prototype member', () 
       const report = await fresh.import(bundle)
       expect(report.format === 'mem' ? report.passthrough : undefined).toBe(3)
       expect(await fresh.foreignLines()).toEqual(lines)
+    })
+  }
+})
+
+describe('foreign lines a .mem vendor file cannot hold', () => {
+  const BAD_KINDS = ['a/b', '.x', 'tombstone', 'provenanceEdge', 'a:b', 'tab\there', 'k'.repeat(129), 'lone\ud800']
+  const BAD_LINES: [string, string][] = [['{"a":1}\n{"b":2}', 'BAD_LINE'], ['{"a":"\udc00"}', 'BAD_STRING']]
+
+  it('rememberForeign refuses them, naming the kind or the line, and writes nothing', async () => {
+    const memory = await Memory.open()
+    open.push(memory)
+    const before = memory.versionVector()
+    for (const kind of BAD_KINDS) {
+      const error = await rejection(memory.rememberForeign(kind, ['{"a":1}']))
+      expect([kind, error.code, error.where.field]).toEqual([kind, 'BAD_KIND_NAME', 'kind'])
+    }
+    for (const [line, code] of BAD_LINES) {
+      const error = await rejection(memory.rememberForeign('vendorThing', ['{"ok":1}', line]))
+      expect([error.code, error.where.field]).toEqual([code, 'lines[1]'])
+    }
+    expect(await memory.foreignLines()).toEqual({})
+    expect(memory.versionVector()).toEqual(before)
+    // A line the file keeps out (empty) is no refusal; a carriage return is kept as given.
+    await memory.rememberForeign('vendorThing', ['{"ok":1}', '', '{"cr":1}\r'])
+    expect(await memory.foreignLines()).toEqual({ vendorThing: ['{"ok":1}', '', '{"cr":1}\r'] })
+  })
+
+  const bodies: { name: string; kind: string; lines: string[] }[] = [
+    { name: 'a kind with a slash', kind: 'a/b', lines: ['{"b":2}'] },
+    { name: 'a kind with a leading dot', kind: '.x', lines: ['{"b":2}'] },
+    { name: 'a reserved count key', kind: 'tombstone', lines: ['{"b":2}'] },
+    // A lone surrogate cannot be signed: a body holding one has no canonical form (the log refuses it).
+    { name: 'a line with a newline', kind: 'vendorThing', lines: ['{"b":2}', '{"c":3}\n{"d":4}'] },
+  ]
+  for (const { name, kind, lines } of bodies) {
+    it(`${name}: the signed body is skipped, so the writer and a peer still export, alike`, async () => {
+      const memory = await Memory.open()
+      open.push(memory)
+      await memory.rememberForeign('vendorThing', ['{"a":1}'])
+      await memory.log.append(memory.identity, { op: 'memory.foreign', data: { kind, lines } })
+      expect(await memory.foreignLines()).toEqual({ vendorThing: ['{"a":1}'] })
+
+      const peer = await Memory.open({ space: memory.space })
+      open.push(peer)
+      await peer.ingest(await memory.events())
+      expect(await peer.digest()).toBe(await memory.digest())
+      const bundles = [tempBundlePath(), tempBundlePath()]
+      await memory.export(bundles[0] as string)
+      await peer.export(bundles[1] as string)
+      for (const bundle of bundles) expect(readFileSync(path.join(bundle, 'items/vendorThing.jsonl'), 'utf8')).toBe('{"a":1}\n')
+      expect((await memory.checkProjection()).named).toEqual([])
     })
   }
 })

@@ -5,14 +5,17 @@
  * with the importer's stamp: ranked by stamps alone, two bundles carrying different tombstones
  * of one record left it with whichever was imported first (found by the bundle-merge property,
  * SEED=5). Stores of projection layout 5 whose log holds a second tombstone of a record are
- * rebuilt when they open (as are those holding the other bodies layout 6 reads differently).
+ * rebuilt when they open (as are those holding the other bodies layout 6 reads differently:
+ * a text change not its author's, `__proto__` among unknown keys, foreign lines a `.mem` file
+ * cannot hold).
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { baseTextDocument, spliceText } from '../../src/crdt/index.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { Identity, LogStore } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
-import { decodeMeta, encodeMeta, PROJECTION_LAYOUT } from '../../src/projection/projection-codec.js'
+import { decodeMeta, encodeJson, encodeMeta, PROJECTION_LAYOUT } from '../../src/projection/projection-codec.js'
+import { projectionKeys } from '../../src/projection/projection-keys.js'
 import { tempBundlePath } from '../bundle/helpers/mem-fixtures.js'
 
 const open: { close(): Promise<void> }[] = []
@@ -21,6 +24,8 @@ afterEach(async () => {
 })
 
 const START = Date.UTC(2026, 0, 1)
+
+type ProjectionKeys = ReturnType<typeof projectionKeys>
 
 /** Two replicas holding one episode, each tombstoning it unseen by the other, 5 s apart; a bundle from each. */
 async function twoBundles(first: 'delete' | 'redact', second: 'delete' | 'redact'): Promise<{ clock: ManualClock; bundles: [string, string] }> {
@@ -94,8 +99,11 @@ describe('two replicas redacting one record concurrently', () => {
 })
 
 describe('projection layout 5 → 6', () => {
-  /** A store whose meta says layout 5, opened again after `write` appended to its log (applied before the reopen). */
-  async function storeAtLayout5(write: (memory: Memory, identity: Identity) => Promise<unknown>) {
+  /**
+   * A store whose meta says layout 5, opened again after `write` appended to its log (applied
+   * before the reopen); `heldBefore`: projection entries a layout-5 store held that this one does not write.
+   */
+  async function storeAtLayout5(write: (memory: Memory, identity: Identity) => Promise<unknown>, heldBefore: (keys: ProjectionKeys) => [string, Uint8Array][] = () => []) {
     const store = await LogStore.open()
     const identity = Identity.generate()
     const log = await store.createSpace(identity)
@@ -110,7 +118,8 @@ describe('projection layout 5 → 6', () => {
     const meta = decodeMeta(await store.storage.get(metaKey))
     // A key a rebuild would drop: it shows whether one ran.
     const marker = `${root}~marker`
-    await store.storage.write([{ type: 'put', key: metaKey, value: encodeMeta({ ...meta, layout: 5 }) }, { type: 'put', key: marker, value: new Uint8Array([1]) }])
+    const held = heldBefore(projectionKeys(log.space)).map(([key, value]) => ({ type: 'put' as const, key, value }))
+    await store.storage.write([{ type: 'put', key: metaKey, value: encodeMeta({ ...meta, layout: 5 }) }, { type: 'put', key: marker, value: new Uint8Array([1]) }, ...held])
     open.push(store)
     const reopened = await Memory.attach(store, log.space, identity)
     open.push(reopened)
@@ -149,8 +158,26 @@ describe('projection layout 5 → 6', () => {
     expect(await store.storage.get(marker)).toBeUndefined()
   })
 
+  it('rebuilds a store whose log holds foreign lines a .mem file cannot hold, which then exports', async () => {
+    const { store, memory, marker } = await storeAtLayout5(async (memory, identity) => {
+      await memory.rememberForeign('vendorThing', ['{"a":1}'])
+      await memory.log.append(identity, { op: 'memory.foreign', data: { kind: 'a/b', lines: ['{"b":2}'] } })
+      await memory.log.append(identity, { op: 'memory.foreign', data: { kind: 'vendorThing', lines: ['{"c":3}\n{"d":4}'] } })
+    }, (keys) => [
+      // What layout 5 kept of those two bodies (the log's first events are the space's own).
+      [keys.foreign('a/b', 'stale'), encodeJson([90, 0, '{"b":2}'])],
+      [keys.foreign('vendorThing', 'stale'), encodeJson([91, 0, '{"c":3}\n{"d":4}'])],
+    ])
+    expect(await store.storage.get(marker)).toBeUndefined()
+    expect(await memory.foreignLines()).toEqual({ vendorThing: ['{"a":1}'] })
+    await memory.export(tempBundlePath())
+  })
+
   it('only records layout 6 on a store without any of them', async () => {
-    const { store, marker } = await storeAtLayout5(async (memory) => memory.remember({ kind: 'core', id: 'persona', content: 'own text' }))
+    const { store, marker } = await storeAtLayout5(async (memory) => {
+      await memory.remember({ kind: 'core', id: 'persona', content: 'own text' })
+      await memory.rememberForeign('vendorThing', ['{"a":1}'])
+    })
     expect(await store.storage.get(marker)).toBeDefined()
   })
 })

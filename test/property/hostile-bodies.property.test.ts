@@ -309,8 +309,9 @@ const nearTombstone: fc.Arbitrary<HostileData> = fc.record({
 }).map((data) => ({ data: defined(data) }))
 
 const nearForeign: fc.Arbitrary<HostileData> = fc.record({
-  kind: fc.oneof(fc.constantFrom<JsonValue>('vendorThing', 'episode', '', '__proto__'), oddValue),
-  lines: fc.oneof(fc.array(fc.oneof(fc.constantFrom('{"a":1}', '', 'not json', '{"kind":"episode","id":"ep_a"}'), fc.string({ maxLength: 8 })), { maxLength: 3 }) as fc.Arbitrary<JsonValue>, oddValue),
+  // Kinds and lines a `.mem` vendor file cannot hold among them ('a/b', '.x', a count key, a newline).
+  kind: fc.oneof(fc.constantFrom<JsonValue>('vendorThing', 'episode', '', '__proto__', 'a/b', '.x', 'tombstone'), oddValue),
+  lines: fc.oneof(fc.array(fc.oneof(fc.constantFrom('{"a":1}', '', 'not json', '{"kind":"episode","id":"ep_a"}', '{"a":1}\n{"b":2}'), fc.string({ maxLength: 8 })), { maxLength: 3 }) as fc.Arbitrary<JsonValue>, oddValue),
   copies: partOr(fc.array(fc.oneof(fc.nat(3), oddValue), { maxLength: 3 })),
 }).map((data) => ({ data: defined(data) }))
 

@@ -18,7 +18,7 @@ import { canonicalJson, compareCodePoints, defaultCrypto } from '../../log/index
 import { isRecordKind, parseTimestamp, RECORD_KINDS, type RecordKind } from '../../projection/kinds.js'
 import {
   ALWAYS_CREATED_DIRECTORIES, AUDIT_LOG_FILE, BASE_CAPABILITIES, COUNT_KEY_AUDIT, COUNT_KEY_PROVENANCE_EDGE,
-  COUNT_KEY_TOMBSTONE, isPassthroughKindName, kindFilePath, MEM_FORMAT_VERSION, PROVENANCE_EDGES_FILE,
+  COUNT_KEY_TOMBSTONE, isPassthroughKindName, kindFilePath, MEM_FORMAT_VERSION, passthroughLineFault, PROVENANCE_EDGES_FILE,
   SIGNED_CAPABILITY, TOMBSTONES_FILE,
 } from './layout.js'
 import { checksumsText, sortFiles } from './manifest.js'
@@ -136,8 +136,8 @@ export class MemBundleBuilder {
     this.passthroughFiles.set(file, entry)
     lines.forEach((line, i) => {
       if (typeof line !== 'string') throw new InputError('WRONG_TYPE', 'a passthrough line is a string', { field: `${field}[${i}]` })
-      if (line.includes('\n')) throw new InputError('BAD_LINE', 'a passthrough line cannot hold a newline', { field: `${field}[${i}]` })
-      if (!line.isWellFormed()) throw new InputError('BAD_STRING', 'a passthrough line holds a lone surrogate', { field: `${field}[${i}]` })
+      const fault = passthroughLineFault(line)
+      if (fault !== undefined) throw new InputError(fault.code, fault.message, { field: `${field}[${i}]` })
       if (line !== '') entry.lines.push(this.checkedLine(Buffer.from(line, 'utf8'), file, entry.lines.length + 1))
     })
     this.step(lines.length)

@@ -20,6 +20,7 @@ export {
 export {
   MEM_FORMAT_VERSION, MAX_FILE_BYTES, MAX_LINE_BYTES, MANIFEST_FILE, SIGNATURE_FILE, CHECKSUMS_FILE, TOMBSTONES_FILE,
   AUDIT_LOG_FILE, PROVENANCE_EDGES_FILE, BASE_CAPABILITIES, isSafeBundlePath, isPassthroughKindName, kindFilePath,
+  isPassthroughLine, passthroughLineFault, type PassthroughLineFault,
 } from './layout.js'
 export { DEFAULT_SCHEMA_VERSION } from './options.js'
 export { readBundleFile } from './bundle-files.js'

@@ -91,6 +91,28 @@ export function isPassthroughKindName(name: string): boolean {
   return !isRecordKind(name) && !RESERVED_COUNT_KEYS.has(name)
 }
 
+/** Why a string cannot be a vendor (passthrough) line of a `.mem` file. */
+export interface PassthroughLineFault {
+  readonly code: 'BAD_LINE' | 'BAD_STRING'
+  readonly message: string
+}
+
+/**
+ * Why `line` cannot be a line of a vendor file, or undefined when it can: a JSONL line holds no
+ * newline, and a file is UTF-8, which has no lone surrogate. An empty line is kept out of the
+ * file, not refused.
+ */
+export function passthroughLineFault(line: string): PassthroughLineFault | undefined {
+  if (line.includes('\n')) return { code: 'BAD_LINE', message: 'a passthrough line cannot hold a newline' }
+  if (!line.isWellFormed()) return { code: 'BAD_STRING', message: 'a passthrough line holds a lone surrogate' }
+  return undefined
+}
+
+/** True when `line` can be a line of a vendor file (passthroughLineFault). */
+export function isPassthroughLine(line: string): boolean {
+  return passthroughLineFault(line) === undefined
+}
+
 export function kindFilePath(kind: string): string {
   return `items/${kind}.jsonl`
 }
