@@ -69,6 +69,8 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   const total = RECORD_KINDS.reduce((sum, kind) => sum + (records[kind]?.length ?? 0), 0)
   let unchanged = 0
   let blocked = 0
+  // Records blocked under a deleted parent that this replica never held (Memory.nameBlockedOrphans).
+  const orphans: { kind: RecordKind; id: string }[] = []
   // First decide, against the state before the import, what each record needs; then write.
   const writes: Write[] = []
   const companionWrites: Write[] = []
@@ -86,7 +88,11 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
         const { status, view } = own[i] as Awaited<ReturnType<Memory['lookup']>>[number]
         const record = view && placeholders.size > 0 ? Object.fromEntries(Object.entries(incoming).filter(([, value]) => typeof value !== 'string' || !placeholders.has(value))) : incoming
         const compared = ignore.size === 0 ? record : Object.fromEntries(Object.entries(record).filter(([key]) => !ignore.has(key)))
-        if (status === 'deleted' || status === 'redacted' || (parents[i] as string[]).some((id) => deletedParents.has(id))) blocked++
+        if (status === 'deleted' || status === 'redacted') blocked++
+        else if ((parents[i] as string[]).some((id) => deletedParents.has(id))) {
+          blocked++
+          if (status === 'absent') orphans.push({ kind, id: ids[i] as string })
+        }
         else if (view && alreadyHolds(view, compared, canonical)) unchanged++
         else if (companions.has(ids[i] as string)) companionWrites.push([kind, record])
         else {
@@ -112,5 +118,8 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
     done += batch.length
     options.onProgress?.(done, total)
   }
+  // After the writes, so records written now that name them go with them, as they would had the
+  // orphans arrived first (a link to one: found by the bundle-merge property).
+  await memory.nameBlockedOrphans(orphans)
   return { imported, unchanged, blocked }
 }

@@ -12,7 +12,7 @@
  */
 import { AuthError } from '../errors.js'
 import type { AppendEntry, JsonValue } from '../log/index.js'
-import { hashParts, MEMORY_OPS, TOMBSTONE_ID_PREFIX } from '../projection/index.js'
+import { hashParts, MEMORY_OPS, TOMBSTONE_ID_PREFIX, type RecordKind } from '../projection/index.js'
 import { emptyDerivedBlock } from './forget-plan.js'
 import type { MemoryCore } from './memory-core.js'
 import { signTombstone } from './record-entries.js'
@@ -59,3 +59,24 @@ export async function nameInferredDeletions(core: MemoryCore): Promise<number> {
     for (const { id } of unnamed) named.add(id)
   }
 }
+
+/**
+ * Appends, if this replica holds `admin`, a delete of each record that an import met under a
+ * deleted parent and does not hold (mergeRecords blocks it): what a sync would have done had the
+ * record arrived (a create under a deleted parent is deleted where the two meet, and an admin
+ * names that deletion), without its content ever being written. Records here that name it (a
+ * link to it) are then deleted through it, as where it had arrived before the parent's deletion.
+ * The tombstone is the one naming writes (`tomb_` + H("unnamed", id)). Without `admin` nothing
+ * is written, as for naming (a token-scoped writer's delete may be refused by its relay).
+ * @returns how many it deleted
+ */
+export async function nameBlockedOrphans(core: MemoryCore, records: readonly { readonly kind: RecordKind; readonly id: string }[]): Promise<number> {
+  if (records.length === 0 || core.projection.features.onDemand || !core.engine.log.rightsOf(core.author).includes('admin')) return 0
+  const entries = records.map(({ kind, id }) => {
+    const tombstone = signTombstone(core, { op: 'delete', targetKind: kind, targetID: id, reason: UNNAMED_DELETION_REASON, derived: emptyDerivedBlock() }, `${TOMBSTONE_ID_PREFIX}${hashParts('unnamed', id)}`)
+    return { op: MEMORY_OPS.delete, data: { kind, id, tombstone: tombstone as unknown as JsonValue, derived: [] } }
+  })
+  await core.append(entries)
+  return entries.length
+}
+

@@ -19,9 +19,9 @@ import { AuthError, InputError } from '../errors.js'
 import { createToken, decodeToken, TOKEN_PREFIX, type TokenRequest } from '../auth/index.js'
 import {
   formatTimestamp, hashParts, isExpired, isTombstoneBody, kindSpec, MEMORY_OPS, encodeChanges, normalizeTimestamp, refuseWriteOnce, TOMBSTONE_ID_PREFIX, validatePatch, type ProjectionFeatures,
-  type ConflictEntry, type MemoryRecord, type PatchInput, type RecordKind, type RecordView,
+  isRecordKind, type ConflictEntry, type MemoryRecord, type PatchInput, type RecordKind, type RecordView,
 } from '../projection/index.js'
-import { nameInferredDeletions } from './deletion-naming.js'
+import { nameBlockedOrphans, nameInferredDeletions } from './deletion-naming.js'
 import { checkProjection, type ProjectionCheck, type ProjectionCheckOptions } from './projection-check.js'
 import { emptyDerivedBlock, planForget } from './forget-plan.js'
 import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
@@ -196,6 +196,21 @@ export class Memory {
     options: { readonly skeletons?: ReadonlyMap<string, { readonly [key: string]: JsonValue }> } = {},
   ): Promise<number> {
     return bulk.importTombstones(this.core, tombstones, assertOptions(options, ['skeletons'], 'options').skeletons as ReadonlyMap<string, { readonly [key: string]: JsonValue }> | undefined)
+  }
+
+  /**
+   * For imports: deletes (with an admin's naming tombstone) records a bundle carried under a
+   * parent deleted here, which this replica does not hold, so what names them here goes with
+   * them as if they had arrived before the deletion. Writes nothing without `admin`.
+   * @returns how many it deleted
+   */
+  async nameBlockedOrphans(records: readonly { readonly kind: RecordKind; readonly id: string }[]): Promise<number> {
+    this.core.refuseClosed()
+    return nameBlockedOrphans(this.core, assertArray(records, 'records').map((record, i) => {
+      const { kind, id } = assertObject(record, `records[${i}]`)
+      if (!isRecordKind(kind)) throw new InputError('UNKNOWN_KIND', 'unknown record kind', { field: `records[${i}].kind` })
+      return { kind: kind as RecordKind, id: assertNonEmptyString(id, `records[${i}].id`) }
+    }))
   }
 
   /**
