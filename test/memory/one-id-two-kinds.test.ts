@@ -10,7 +10,8 @@ import { ManualClock } from '../../src/log/clock.js'
 import { Identity, LogStore, type EventEnvelope } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { CATCH_UP_LIMITS, type Projection } from '../../src/projection/index.js'
-import { decodeMeta, encodeMeta, PROJECTION_LAYOUT } from '../../src/projection/projection-codec.js'
+import { decodeMeta } from '../../src/projection/projection-codec.js'
+import { reopenAtLayout } from '../helpers/layout-reopen.js'
 import { bodyText, deliver, openReplicas } from '../helpers/memory-replicas.js'
 
 const open: { close(): Promise<void> }[] = []
@@ -329,16 +330,9 @@ describe('projection layout 4 → 5', () => {
     if (twoKinds) await memory.log.append(identity, { op: 'memory.create', data: { kind: 'episode', id: 'shared', fields: { summary: 'a walk' } } })
     await memory.get('shared')
     await memory.close()
-    const root = `${log.space}:q:`
-    const metaKey = `${root}m`
-    const meta = decodeMeta(await store.storage.get(metaKey))
-    // A key a rebuild would drop: it shows whether one ran.
-    const marker = `${root}~marker`
-    await store.storage.write([{ type: 'put', key: metaKey, value: encodeMeta({ ...meta, layout: 4 }) }, { type: 'put', key: marker, value: new Uint8Array([1]) }])
     open.push(store)
-    const reopened = await Memory.attach(store, log.space, identity)
+    const { memory: reopened, marker } = await reopenAtLayout(store, log.space, identity, 4)
     open.push(reopened)
-    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(PROJECTION_LAYOUT)
     return { store, memory: reopened, marker }
   }
 

@@ -14,9 +14,10 @@ import { baseTextDocument, spliceText } from '../../src/crdt/index.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { Identity, LogStore } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
-import { decodeMeta, encodeJson, encodeMeta, PROJECTION_LAYOUT } from '../../src/projection/projection-codec.js'
+import { encodeJson } from '../../src/projection/projection-codec.js'
 import { projectionKeys } from '../../src/projection/projection-keys.js'
 import { tempBundlePath } from '../bundle/helpers/mem-fixtures.js'
+import { reopenAtLayout } from '../helpers/layout-reopen.js'
 
 const open: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -113,17 +114,10 @@ describe('projection layout 5 → 6', () => {
     await write(memory, identity)
     await memory.settled()
     await memory.close()
-    const root = `${log.space}:q:`
-    const metaKey = `${root}m`
-    const meta = decodeMeta(await store.storage.get(metaKey))
-    // A key a rebuild would drop: it shows whether one ran.
-    const marker = `${root}~marker`
-    const held = heldBefore(projectionKeys(log.space)).map(([key, value]) => ({ type: 'put' as const, key, value }))
-    await store.storage.write([{ type: 'put', key: metaKey, value: encodeMeta({ ...meta, layout: 5 }) }, { type: 'put', key: marker, value: new Uint8Array([1]) }, ...held])
     open.push(store)
-    const reopened = await Memory.attach(store, log.space, identity)
+    const held = heldBefore(projectionKeys(log.space)).map(([key, value]) => ({ type: 'put' as const, key, value }))
+    const { memory: reopened, marker } = await reopenAtLayout(store, log.space, identity, 5, held)
     open.push(reopened)
-    expect(decodeMeta(await store.storage.get(metaKey)).layout).toBe(PROJECTION_LAYOUT)
     return { store, memory: reopened, marker }
   }
 
