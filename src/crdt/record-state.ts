@@ -194,10 +194,21 @@ function reachOf(tombstone: { readonly derivedFrom?: string; readonly inferred?:
   return tombstone.inferred ? 2 : tombstone.derivedFrom === undefined ? 0 : 1
 }
 
-/** A tombstone line's `deletedAt` in ms; one without a readable time ranks after every other. */
+/** RFC 3339 date-time: `2026-01-01T00:00:05Z`, `…05.250Z`, `…05+02:00`. */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/
+
+/**
+ * A tombstone line's `deletedAt` in ms; one that is no RFC 3339 time ranks after every other.
+ * Read by hand, not `Date.parse`, which reads other text as the engine chooses: two replicas on
+ * other Node versions must rank alike.
+ */
 function deletedAtOf(record: { readonly [key: string]: JsonValue }): number {
-  const ms = typeof record.deletedAt === 'string' ? Date.parse(record.deletedAt) : Number.NaN
-  return Number.isNaN(ms) ? Number.POSITIVE_INFINITY : ms
+  const match = typeof record.deletedAt === 'string' ? RFC3339.exec(record.deletedAt) : null
+  if (!match) return Number.POSITIVE_INFINITY
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number]
+  const ms = Number(((match[7] ?? '') + '000').slice(0, 3))
+  const offset = match[8] === undefined ? 0 : (match[8] === '-' ? -1 : 1) * (Number(match[9]) * 60 + Number(match[10])) * 60_000
+  return Date.UTC(year, month - 1, day, hour, minute, second, ms) - offset
 }
 
 /**

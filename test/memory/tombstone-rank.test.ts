@@ -10,9 +10,9 @@
  * cannot hold).
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { baseTextDocument, spliceText } from '../../src/crdt/index.js'
+import { baseTextDocument, newTombstoneWins, spliceText, type Tombstone } from '../../src/crdt/index.js'
 import { ManualClock } from '../../src/log/clock.js'
-import { Identity, LogStore } from '../../src/log/index.js'
+import { Identity, LogStore, type JsonValue } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { encodeJson } from '../../src/projection/projection-codec.js'
 import { projectionKeys } from '../../src/projection/projection-keys.js'
@@ -77,6 +77,22 @@ describe('two bundles carrying different tombstones of one record', () => {
       }
     })
   }
+})
+
+describe('the rank of a tombstone line', () => {
+  const held: Tombstone = { op: 'redact', record: { id: 'tomb_m', deletedAt: '2026-01-01T00:00:05Z' }, stamp: { wall: 1, logical: 0, author: 'a', seq: 1 } }
+  const wins = (deletedAt: JsonValue, id = 'tomb_z'): boolean => newTombstoneWins('redact', { id, deletedAt }, held)
+  it('reads deletedAt as an RFC 3339 instant, offsets and fractions included', () => {
+    expect(wins('2026-01-01T01:00:04+01:00')).toBe(true)
+    expect(wins('2026-01-01T00:00:04.999Z')).toBe(true)
+    expect(wins('2026-01-01T00:00:05.001Z')).toBe(false)
+    expect(wins('2025-12-31T23:00:05-01:00', 'tomb_a')).toBe(true)
+    expect(wins('2025-12-31T23:00:05-01:00', 'tomb_z')).toBe(false)
+  })
+  it('ranks a deletedAt that is no RFC 3339 time last, whatever the engine would read in it', () => {
+    for (const odd of ['Jan 1 2026', '2026-01-01', '1', [], null]) expect(wins(odd as JsonValue)).toBe(false)
+    expect(newTombstoneWins('delete', { id: 'tomb_z', deletedAt: 'Jan 1 2026' }, held)).toBe(true)
+  })
 })
 
 describe('two replicas redacting one record concurrently', () => {
