@@ -206,9 +206,14 @@ function deletedAtOf(record: { readonly [key: string]: JsonValue }): number {
   const match = typeof record.deletedAt === 'string' ? RFC3339.exec(record.deletedAt) : null
   if (!match) return Number.POSITIVE_INFINITY
   const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number]
+  const [offsetHours, offsetMinutes] = [Number(match[9] ?? 0), Number(match[10] ?? 0)]
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 || offsetHours > 23 || offsetMinutes > 59) return Number.POSITIVE_INFINITY
   const ms = Number(((match[7] ?? '') + '000').slice(0, 3))
-  const offset = match[8] === undefined ? 0 : (match[8] === '-' ? -1 : 1) * (Number(match[9]) * 60 + Number(match[10])) * 60_000
-  return Date.UTC(year, month - 1, day, hour, minute, second, ms) - offset
+  const offset = (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000
+  // setUTCFullYear: Date.UTC reads years 0–99 as 1900–1999.
+  const at = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms))
+  at.setUTCFullYear(year, month - 1, day)
+  return at.getTime() - offset
 }
 
 /**

@@ -62,7 +62,7 @@ export async function nameInferredDeletions(core: MemoryCore): Promise<number> {
 
 /**
  * Appends, if this replica holds `admin`, a delete of each record that an import met under a
- * deleted parent and does not hold (mergeRecords blocks it): what a sync would have done had the
+ * deleted parent and does not hold (mergeRecords blocks it; a record held here is left alone): what a sync would have done had the
  * record arrived (a create under a deleted parent is deleted where the two meet, and an admin
  * names that deletion), without its content ever being written. Records here that name it (a
  * link to it) are then deleted through it, as where it had arrived before the parent's deletion.
@@ -72,11 +72,15 @@ export async function nameInferredDeletions(core: MemoryCore): Promise<number> {
  */
 export async function nameBlockedOrphans(core: MemoryCore, records: readonly { readonly kind: RecordKind; readonly id: string }[]): Promise<number> {
   if (records.length === 0 || core.projection.features.onDemand || !core.engine.log.rightsOf(core.author).includes('admin')) return 0
-  const entries = records.map(({ kind, id }) => {
+  // Only records this replica holds nothing of: a delete of a held one is forget's work (its plan
+  // takes what was derived from it), never this call's.
+  const states = await core.states(records.map(({ id }) => id))
+  const absent = records.filter((_, i) => states[i] === undefined)
+  const entries = absent.map(({ kind, id }) => {
     const tombstone = signTombstone(core, { op: 'delete', targetKind: kind, targetID: id, reason: UNNAMED_DELETION_REASON, derived: emptyDerivedBlock() }, `${TOMBSTONE_ID_PREFIX}${hashParts('unnamed', id)}`)
     return { op: MEMORY_OPS.delete, data: { kind, id, tombstone: tombstone as unknown as JsonValue, derived: [] } }
   })
-  await core.append(entries)
+  if (entries.length > 0) await core.append(entries)
   return entries.length
 }
 

@@ -199,9 +199,10 @@ export class Memory {
   }
 
   /**
-   * For imports: deletes (with an admin's naming tombstone) records a bundle carried under a
-   * parent deleted here, which this replica does not hold, so what names them here goes with
-   * them as if they had arrived before the deletion. Writes nothing without `admin`.
+   * For importers (mergeRecords): deletes, with an admin's naming tombstone, records a bundle
+   * carried under a parent deleted here, so what names them here goes with them as if they had
+   * arrived before the deletion. Only ids this replica holds nothing of are deleted (a held
+   * record is left alone: `forget` deletes those). Writes nothing without `admin`.
    * @returns how many it deleted
    */
   async nameBlockedOrphans(records: readonly { readonly kind: RecordKind; readonly id: string }[]): Promise<number> {

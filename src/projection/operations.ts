@@ -18,6 +18,8 @@
  */
 // The codec's layout module alone (no engine): what a `.mem` vendor file can hold.
 import { isPassthroughKindName, isPassthroughLine } from '../bundle/mem/layout.js'
+// …and its tombstone row check: what a `.mem` tombstone line can be.
+import { decodeTombstone } from '../bundle/mem/record-codec.js'
 import { CLAIM_CLASSES, type ClaimClass, type RecordOperation } from '../crdt/index.js'
 import { RESERVED_KEY } from '../crdt/own-keys.js'
 import { CairnError } from '../errors.js'
@@ -214,6 +216,30 @@ export function patchReadsDifferentlySinceLayout4(body: EventBody): boolean {
   }
 }
 
+/**
+ * Whether a deletion's or redaction's tombstone line is a `.mem` tombstone line (the codec's own
+ * check) for this operation and record. A line of another shape was kept and, once competing
+ * tombstones ranked by their line's `deletedAt` (layout 6), a signer's line dated early won on
+ * every replica and made every export throw (review finding).
+ */
+function isTombstoneLineOf(line: Json, op: 'delete' | 'redact', id: string): boolean {
+  try {
+    decodeTombstone(line)
+  } catch (error) {
+    if (error instanceof CairnError) return false
+    throw error
+  }
+  return line.op === op && line.targetID === id
+}
+
+/** A deletion or redaction body earlier layouts read and layout 6 skips (isTombstoneLineOf). */
+export function tombstoneSkippedSinceLayout6(body: EventBody): boolean {
+  if (!isTombstoneBody(body) || decodeMemoryOperation(body) !== undefined) return false
+  const data = body.data
+  return isObject(data) && isRecordKind(data.kind) && typeof data.id === 'string' && data.id.length > 0 && isObject(data.tombstone) &&
+    (body.op === MEMORY_OPS.delete ? decodeDerived(data.derived ?? []) !== undefined : isObject(data.skeleton))
+}
+
 /** Reads a memory operation from an event body; undefined when the body is not a valid one. */
 export function decodeMemoryOperation(body: EventBody): MemoryOperation | undefined {
   const data = body.data
@@ -250,7 +276,7 @@ export function decodeMemoryOperation(body: EventBody): MemoryOperation | undefi
         const op = body.op === MEMORY_OPS.delete ? 'delete' : 'redact'
         // A redaction takes nothing with it: a derived list on one is ignored, never applied.
         const derived = op === 'delete' ? decodeDerived(data.derived ?? []) : []
-        if (!isObject(data.tombstone) || !derived) return undefined
+        if (!isObject(data.tombstone) || !derived || !isTombstoneLineOf(data.tombstone, op, id)) return undefined
         if (op === 'redact' && !isObject(data.skeleton)) return undefined
         return {
           kind, id, derived,

@@ -83,9 +83,11 @@ export interface ProjectionMeta {
  *      is refused (collaborative-text's applyAuthoredTextChanges); `__proto__` in a body's `ext`
  *      or `unsetExt` is dropped. A `memory.foreign` body whose kind or a line a `.mem` vendor
  *      file cannot hold (no file-name stem, a newline, a lone surrogate) is skipped; kept, it
- *      made every export throw. A store of an earlier layout whose log holds two tombstones
- *      reaching one record, such a change, such a key or such foreign lines is rebuilt when it
- *      opens; any other only records the new layout
+ *      made every export throw. A deletion or redaction whose tombstone line is no `.mem`
+ *      tombstone line for its op and record is skipped (tombstoneSkippedSinceLayout6). A store
+ *      of an earlier layout whose log holds two tombstones reaching one record, such a change,
+ *      such a key, such foreign lines or such a tombstone is rebuilt when it opens; any other
+ *      only records the new layout
  */
 export const PROJECTION_LAYOUT = 6
 

@@ -15,7 +15,7 @@ import { awaitsNaming, FULL_FEATURES, keepsDeletedBodies, ProjectionBatch, teach
 import { decodeJson, decodeMeta, decodeState, encodeJson, encodeMeta, PROJECTION_LAYOUT, type ProjectionMeta } from './projection-codec.js'
 import { kindsDecided } from './kind-decision.js'
 import { kindSpec, type RecordKind } from './kinds.js'
-import { decodeForeignLines, decodeMemoryOperation, extNamesNativeField, foreignLinesSkippedSinceLayout6, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4, type MemoryOperation } from './operations.js'
+import { decodeForeignLines, decodeMemoryOperation, extNamesNativeField, foreignLinesSkippedSinceLayout6, isTombstoneBody, MEMORY_OPS, patchReadsDifferentlySinceLayout4, tombstoneSkippedSinceLayout6, type MemoryOperation } from './operations.js'
 import { idFromKey, positionFromTimeKey, projectionKeys, unescapeKeyPart, type ProjectionKeys } from './projection-keys.js'
 import { RecordCache, type CachedRecord } from './record-cache.js'
 import { TextIndex } from './text-index.js'
@@ -156,7 +156,7 @@ export class Projection {
       if (event.local > this.meta.cursor) break
       if (event.body === undefined) continue
       const decoded = decodeMemoryOperation(event.body)
-      const readsDifferently = (layout < 4 && patchReadsDifferentlySinceLayout4(event.body)) || extNamesNativeField(event.body) || foreignLinesSkippedSinceLayout6(event.body) || (decoded !== undefined && (
+      const readsDifferently = (layout < 4 && patchReadsDifferentlySinceLayout4(event.body)) || extNamesNativeField(event.body) || foreignLinesSkippedSinceLayout6(event.body) || tombstoneSkippedSinceLayout6(event.body) || (decoded !== undefined && (
         twoKinds(decoded.id, decoded.kind) ||
         (decoded.derived ?? []).some((record) => twoKinds(record.id, record.kind)) ||
         (decoded.operation.type === 'tombstone' && decoded.operation.record.targetKind !== decoded.kind) ||

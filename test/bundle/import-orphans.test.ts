@@ -68,6 +68,14 @@ describe('a record a bundle carries under a parent deleted here', () => {
     expect(JSON.stringify(await x.events())).not.toContain('swims')
   })
 
+  it('deletes only ids the replica holds nothing of: a held record is forget\'s work', async () => {
+    const memory = await Memory.open({})
+    open.push(memory)
+    await memory.remember({ kind: 'episode', id: 'ep_held', summary: 'kept' })
+    expect(await memory.nameBlockedOrphans([{ kind: 'episode', id: 'ep_held' }, { kind: 'fact', id: 'fact_never' }])).toBe(1)
+    expect([await memory.status('ep_held'), await memory.status('fact_never')]).toEqual(['visible', 'deleted'])
+  })
+
   it('stays only blocked for an importer without admin, as naming does', async () => {
     const clock = new ManualClock(START)
     const { forgetting, keeping } = await twoBundles(clock)

@@ -57,6 +57,15 @@ async function importInOrder(clock: ManualClock, paths: readonly string[]): Prom
   return memory
 }
 
+async function ownerStore(): Promise<{ memory: Memory; identity: Identity }> {
+  const store = await LogStore.open()
+  const identity = Identity.generate()
+  const log = await store.createSpace(identity)
+  const memory = await Memory.attach(store, log.space, identity)
+  open.push(store, memory)
+  return { memory, identity }
+}
+
 describe('two bundles carrying different tombstones of one record', () => {
   for (const [first, second] of [['redact', 'redact'], ['delete', 'delete'], ['redact', 'delete'], ['delete', 'redact']] as const) {
     it(`${first} and ${second}: either import order keeps the same one, and importing again writes nothing`, async () => {
@@ -90,8 +99,31 @@ describe('the rank of a tombstone line', () => {
     expect(wins('2025-12-31T23:00:05-01:00', 'tomb_z')).toBe(false)
   })
   it('ranks a deletedAt that is no RFC 3339 time last, whatever the engine would read in it', () => {
-    for (const odd of ['Jan 1 2026', '2026-01-01', '1', [], null]) expect(wins(odd as JsonValue)).toBe(false)
+    for (const odd of ['Jan 1 2026', '2026-01-01', '1', '2025-13-01T00:00:00Z', '2025-12-31T24:00:00Z', [], null]) expect(wins(odd as JsonValue)).toBe(false)
+    // Years before 100 are those years (Date.UTC reads 0050 as 1950).
+    const ancient: Tombstone = { ...held, record: { id: 'tomb_m', deletedAt: '0050-12-01T00:00:00Z' } }
+    expect(newTombstoneWins('redact', { id: 'tomb_a', deletedAt: '1950-06-01T00:00:00Z' }, ancient)).toBe(false)
     expect(newTombstoneWins('delete', { id: 'tomb_z', deletedAt: 'Jan 1 2026' }, held)).toBe(true)
+  })
+})
+
+describe('a tombstone line that is no .mem tombstone line for its operation', () => {
+  it('is skipped: an early-dated malformed line does not take the record, and export goes on', async () => {
+    const { memory, identity } = await ownerStore()
+    await memory.remember({ kind: 'episode', id: 'ep_walk', summary: 'a walk' })
+    await memory.forget('ep_walk')
+    const [line] = await memory.tombstones()
+    const { actor: _actor, ...noActor } = line as { [key: string]: JsonValue }
+    for (const tombstone of [
+      { ...noActor, id: 'tomb_0', deletedAt: '1900-01-01T00:00:00Z' },
+      { ...line, id: 'tomb_1', deletedAt: '1900-01-01T00:00:00Z', targetID: 'ep_other' },
+      { ...line, id: 'tomb_2', deletedAt: '1900-01-01T00:00:00Z', op: 'redact' },
+      { ...line, id: 'tomb_3', deletedAt: [] },
+    ]) {
+      await memory.log.append(identity, { op: 'memory.delete', data: { kind: 'episode', id: 'ep_walk', tombstone, derived: [] } })
+    }
+    expect(await memory.tombstones()).toEqual([line])
+    await memory.export(tempBundlePath())
   })
 })
 
@@ -180,6 +212,16 @@ describe('projection layout 5 → 6', () => {
     ])
     expect(await store.storage.get(marker)).toBeUndefined()
     expect(await memory.foreignLines()).toEqual({ vendorThing: ['{"a":1}'] })
+    await memory.export(tempBundlePath())
+  })
+
+  it('rebuilds a store whose log holds a tombstone line layout 6 skips', async () => {
+    const { store, memory, marker } = await storeAtLayout5(async (memory, identity) => {
+      const [line] = await memory.tombstones()
+      // Of a record no other tombstone reaches, so only this trigger can rebuild.
+      await memory.log.append(identity, { op: 'memory.redact', data: { kind: 'episode', id: 'ep_other', tombstone: { ...line, targetID: 'ep_other', deletedAt: [] }, skeleton: { id: 'ep_other' }, derived: [] } })
+    })
+    expect(await store.storage.get(marker)).toBeUndefined()
     await memory.export(tempBundlePath())
   })
 
