@@ -42,7 +42,7 @@ const CHANGE_MAGIC = [0x85, 0x6f, 0x4a, 0x83]
 /** Chunk type of an uncompressed change: what `Automerge.getChanges` returns, and so all Cairn writes. */
 const CHANGE_CHUNK = 1
 
-/** Reads an unsigned LEB128 number at `at`; undefined past the end or beyond 2^32. */
+/** Reads an unsigned LEB128 number of at most five bytes at `at`; undefined past the end or beyond. */
 function readUleb(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
   let value = 0
   for (let shift = 0, i = at; i < bytes.length && shift <= 28; shift += 7, i++) {

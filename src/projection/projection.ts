@@ -125,8 +125,9 @@ export class Projection {
    * differently (from layout 4: patchReadsDifferentlySinceLayout4; from 5: operations of two
    * kinds on one id, a tombstone naming another kind than its record's, or an `ext` naming a
    * field of its kind; from 6: a second tombstone reaching a record, whose rank may now differ,
-   * a text change that is not its author's, `__proto__` in an `ext`, or foreign lines a `.mem`
-   * file cannot hold, now skipped: foreignLinesSkippedSinceLayout6), the store is rebuilt;
+   * a text change that is not its author's, `__proto__` in an `ext`, and, now skipped, foreign
+   * lines a `.mem` file cannot hold or a tombstone line that is no `.mem` tombstone line for its
+   * op and record: foreignLinesSkippedSinceLayout6, tombstoneSkippedSinceLayout6), the store is rebuilt;
    * otherwise only the layout is recorded (one read of the log, no write). A crash part way
    * leaves the old layout, and the next open looks again.
    */
