@@ -19,7 +19,7 @@
 // The codec's layout module alone (no engine): what a `.mem` vendor file can hold.
 import { isPassthroughKindName, isPassthroughLine } from '../bundle/mem/layout.js'
 // …and its tombstone row check: what a `.mem` tombstone line can be.
-import { decodeTombstone } from '../bundle/mem/record-codec.js'
+import { decodeRecord, decodeTombstone } from '../bundle/mem/record-codec.js'
 import { CLAIM_CLASSES, type ClaimClass, type RecordOperation } from '../crdt/index.js'
 import { RESERVED_KEY } from '../crdt/own-keys.js'
 import { CairnError } from '../errors.js'
@@ -232,7 +232,30 @@ function isTombstoneLineOf(line: Json, op: 'delete' | 'redact', id: string): boo
   return line.op === op && line.targetID === id
 }
 
-/** A deletion or redaction body earlier layouts read and layout 6 skips (isTombstoneLineOf). */
+/**
+ * Whether a redaction's skeleton is what export writes as the record's `.mem` line (the codec's
+ * `decodeRecord`, less the view's kind, a composite kind's id and Cairn's extension fields), or
+ * the id alone (a redaction of a record the redacting side never held, which export leaves out).
+ * A skeleton holding `__proto__` or a field of the wrong type became the record's view and made
+ * every export throw (helper-73).
+ */
+function isSkeletonLine(kind: RecordKind, id: string, skeleton: Json): boolean {
+  if (Object.keys(skeleton).every((name) => name === 'id' || name === 'kind')) return true
+  const spec = kindSpec(kind)
+  const line: { [key: string]: JsonValue } = { ...skeleton, id }
+  delete line.kind
+  if (spec.keyFields !== undefined) delete line.id
+  for (const field of Object.values(spec.fields)) if (field.extension === true) delete line[field.name]
+  try {
+    decodeRecord(kind, line)
+    return true
+  } catch (error) {
+    if (error instanceof CairnError) return false
+    throw error
+  }
+}
+
+/** A deletion or redaction body earlier layouts read and layout 6 skips (isTombstoneLineOf, isSkeletonLine). */
 export function tombstoneSkippedSinceLayout6(body: EventBody): boolean {
   if (!isTombstoneBody(body) || decodeMemoryOperation(body) !== undefined) return false
   const data = body.data
@@ -277,7 +300,7 @@ export function decodeMemoryOperation(body: EventBody): MemoryOperation | undefi
         // A redaction takes nothing with it: a derived list on one is ignored, never applied.
         const derived = op === 'delete' ? decodeDerived(data.derived ?? []) : []
         if (!isObject(data.tombstone) || !derived || !isTombstoneLineOf(data.tombstone, op, id)) return undefined
-        if (op === 'redact' && !isObject(data.skeleton)) return undefined
+        if (op === 'redact' && (!isObject(data.skeleton) || !isSkeletonLine(kind, id, data.skeleton))) return undefined
         return {
           kind, id, derived,
           operation: { type: 'tombstone', op, record: data.tombstone, ...(op === 'redact' ? { skeleton: data.skeleton as Json } : {}) },

@@ -84,7 +84,8 @@ export interface ProjectionMeta {
  *      or `unsetExt` is dropped. A `memory.foreign` body whose kind or a line a `.mem` vendor
  *      file cannot hold (no file-name stem, a newline, a lone surrogate) is skipped; kept, it
  *      made every export throw. A deletion or redaction whose tombstone line is no `.mem`
- *      tombstone line for its op and record is skipped (tombstoneSkippedSinceLayout6). A store
+ *      tombstone line for its op and record, or a redaction whose skeleton is no `.mem` line of
+ *      its kind (nor the id alone), is skipped (tombstoneSkippedSinceLayout6). A store
  *      of an earlier layout whose log holds two tombstones reaching one record, such a change,
  *      such a key, such foreign lines or such a tombstone is rebuilt when it opens; any other
  *      only records the new layout

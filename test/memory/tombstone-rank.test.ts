@@ -127,6 +127,24 @@ describe('a tombstone line that is no .mem tombstone line for its operation', ()
   })
 })
 
+describe('a redaction skeleton that is no .mem line of its kind', () => {
+  it('is skipped, so export goes on; one of the id alone still applies', async () => {
+    const { memory, identity } = await ownerStore()
+    await memory.remember({ kind: 'episode', id: 'ep_walk', summary: 'a walk' })
+    await memory.remember({ kind: 'episode', id: 'ep_keep', summary: 'tea' })
+    await memory.remember({ kind: 'fact', id: 'fact_f', episodeID: 'ep_keep', subject: 'user', predicate: 'likes', object: 'tea' })
+    await memory.forget('ep_walk')
+    const [line] = await memory.tombstones()
+    const redaction = (id: string, skeleton: JsonValue) => ({ kind: 'fact', id, tombstone: { ...line, op: 'redact', targetKind: 'fact', targetID: id }, skeleton, derived: [] })
+    await memory.log.append(identity, { op: 'memory.redact', data: redaction('fact_f', { id: 'fact_f', subject: 5 }) })
+    await memory.log.append(identity, { op: 'memory.redact', data: redaction('fact_f', JSON.parse('{"__proto__": 0, "subject": ""}') as JsonValue) })
+    expect(await memory.status('fact_f')).toBe('visible')
+    await memory.log.append(identity, { op: 'memory.redact', data: redaction('fact_g', { id: 'fact_g' }) })
+    expect(await memory.status('fact_g')).toBe('redacted')
+    await memory.export(tempBundlePath())
+  })
+})
+
 describe('two replicas redacting one record concurrently', () => {
   it('both keep the earlier redaction', async () => {
     const clock = new ManualClock(START)
