@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { applyAuthoredTextChanges, baseTextDocument, spliceText, textOf } from '../../src/crdt/index.js'
 import { Identity, LogStore } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
+import { openOwnerStore } from '../helpers/owner-store.js'
 
 const open: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -74,10 +75,7 @@ async function heldText(memory: Memory): Promise<Uint8Array> {
 const HOLDS_AUTHORS_LATER_EDITS = new Set(['a change waiting for a change that never comes'])
 
 async function ownerStore(): Promise<{ memory: Memory; identity: Identity }> {
-  const store = await LogStore.open()
-  const identity = Identity.generate()
-  const log = await store.createSpace(identity)
-  const memory = await Memory.attach(store, log.space, identity)
+  const { store, memory, identity } = await openOwnerStore()
   open.push(store, memory)
   return { memory, identity }
 }

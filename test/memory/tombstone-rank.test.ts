@@ -18,6 +18,7 @@ import { encodeJson } from '../../src/projection/projection-codec.js'
 import { projectionKeys } from '../../src/projection/projection-keys.js'
 import { tempBundlePath } from '../bundle/helpers/mem-fixtures.js'
 import { reopenAtLayout } from '../helpers/layout-reopen.js'
+import { openOwnerStore } from '../helpers/owner-store.js'
 
 const open: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -58,10 +59,7 @@ async function importInOrder(clock: ManualClock, paths: readonly string[]): Prom
 }
 
 async function ownerStore(): Promise<{ memory: Memory; identity: Identity }> {
-  const store = await LogStore.open()
-  const identity = Identity.generate()
-  const log = await store.createSpace(identity)
-  const memory = await Memory.attach(store, log.space, identity)
+  const { store, memory, identity } = await openOwnerStore()
   open.push(store, memory)
   return { memory, identity }
 }
