@@ -7,7 +7,7 @@ export {
   exportMemory, importMemory, detectBundleFormat, BUNDLE_FORMATS,
   type BundleFormat, type ExportOptions, type ExportResult, type ImportOptions, type ImportReport,
 } from './bundle-io.js'
-export { exportMem, CAIRN_GENERATOR, type MemExportOptions, type MemExportResult } from './mem-export.js'
+export { exportMem, CAIRN_GENERATOR, type MemExportOptions, type MemExportResult, type MemExportSkipped } from './mem-export.js'
 export { importMem, readMemImport, type MemImportOptions, type MemImportPlan, type MemImportReport } from './mem-import.js'
 export { exportPam, importPam, type PamExportOptions, type PamExportResult, type PamImportOptions, type PamImportReport } from './pam-io.js'
 export { importFromSource, type SourceImportOptions, type SourceImportReport } from './source-import.js'

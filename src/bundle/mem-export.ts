@@ -17,10 +17,10 @@
  * is in the increment, which the spec's rule alone would leave out.
  */
 import { assertBoolean, assertOptions, assertString } from '../assert.js'
-import { InputError } from '../errors.js'
+import { CairnError, InputError } from '../errors.js'
 import type { Memory } from '../memory/index.js'
 import { compareCodePoints, parseJson, type JsonValue } from '../log/index.js'
-import { formatTimestamp, normalizeTimestamp, type RecordKind, type RecordView } from '../projection/index.js'
+import { assertMaskedPreview, formatTimestamp, kindSpec, normalizeTimestamp, readRecordId, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
 import { auditRows } from './audit-trail.js'
 import { CAIRN_EXTENSIONS_KIND, extensionLine } from './cairn-extensions.js'
 import { MemBundleBuilder, writeBuiltBundle, type ProgressCallback, type WriteResult } from './mem/index.js'
@@ -43,7 +43,28 @@ export interface MemExportOptions {
 }
 
 export interface MemExportResult extends WriteResult {
+  /** Records written. */
   readonly records: number
+  /** Records left out because no `.mem` line, or no Cairn import, can take them (MemExportSkipped). */
+  readonly skipped: readonly MemExportSkipped[]
+}
+
+/**
+ * A record the export left out: its view is no Portable Memory line (a field of the wrong type,
+ * a required field missing…) or one Cairn's import refuses (checkImportRules). Cairn's API never
+ * stores such a record; any granted writer can sign one, and it reaches every replica. Refusing
+ * the whole export for it made every export of every replica fail until someone deleted the
+ * record, so the export writes everything else and names each record it left out, with the
+ * refusal.
+ */
+export interface MemExportSkipped {
+  readonly kind: RecordKind
+  readonly id: string
+  /** The refusal: WRONG_TYPE, MISSING_FIELD, BAD_TIMESTAMP, BAD_ID… */
+  readonly code: string
+  /** The field refused, as `records.<kind>["<id>"].<field>` when the refusal names one. */
+  readonly field?: string
+  readonly reason: string
 }
 
 export const CAIRN_GENERATOR = 'cairn/0.1.0'
@@ -90,6 +111,31 @@ class ExportRow {
     }
   }
 
+  /**
+   * Refuses what Cairn's import refuses beyond the codec's field checks (ids and parent ids of
+   * the wrong kind or length, a composite-key id its key fields do not make, an unmasked secret
+   * preview), so no export writes a bundle that a Cairn import refuses whole. A few string tests
+   * (and a hash for composite keys): the line itself is not parsed again.
+   * @throws InputError BAD_ID, WRONG_TYPE, UNMASKED_SECRET naming the record and field
+   */
+  checkImportRules(): void {
+    const spec = kindSpec(this.kind)
+    const label = `records.${this.kind}[${JSON.stringify(this.id)}]`
+    if (spec.keyFields === undefined) readRecordId(this.kind, this.id, `${label}.id`)
+    else {
+      // A composite-key record's id is made from its key fields; an import makes it again, so a
+      // stored id that is not that one (a raw create) would meet the record that has it.
+      const made = recordIdFor(this.kind, Object.fromEntries(spec.keyFields.map((name) => [name, this.value(name)])))
+      if (made !== this.id) throw new InputError('BAD_ID', `the id ${JSON.stringify(this.id).slice(0, 80)} is not the one its key fields make (${made})`, { field: `${label}.id` })
+    }
+    for (const parent of spec.parents) {
+      const value = this.value(parent.field)
+      if (value !== undefined && value !== null) readRecordId(parent.kind, value, `${label}.${parent.field}`)
+    }
+    const preview = this.kind === 'secretRef' ? this.value('preview') : undefined
+    if (typeof preview === 'string') assertMaskedPreview(preview, `${label}.preview`)
+  }
+
   /** A top-level field of its view. */
   value(name: string): JsonValue | undefined {
     return this.cut !== undefined ? this.cut.value(name) : this.view()[name]
@@ -110,10 +156,13 @@ class ExportRow {
     return Object.keys(this.view()).every((name) => name === 'id' || name === 'kind')
   }
 
-  /** Hands its line to the builder. */
+  /**
+   * Hands its line to the builder.
+   * @throws the codec's refusal (InputError, LimitError TOO_DEEP) for a view that is no line; the builder is left as it was
+   */
   write(builder: MemBundleBuilder, arena: LineArena): void {
     if (this.cut === undefined) {
-      builder.record(this.kind, toPortable(this.view()))
+      builder.record(this.kind, toPortable(this.view()), `records.${this.kind}[${JSON.stringify(this.id)}]`)
       return
     }
     let facts: { id: string; eventTime?: string; contextID?: string } = { id: this.id }
@@ -126,7 +175,10 @@ class ExportRow {
   }
 }
 
-/** @throws InputError for bad options or a non-empty target; the codec's errors for records it refuses */
+/**
+ * @throws InputError for bad options or a non-empty target; the codec's errors for tombstones,
+ *   foreign lines or audit rows it refuses (records it refuses are left out, `skipped`)
+ */
 export async function exportMem(memory: Memory, dir: string, options: MemExportOptions = {}): Promise<MemExportResult> {
   const raw = assertOptions(options, ['since', 'sign', 'audit', 'evidencePack', 'onProgress', 'generator'], 'options')
   const since = sinceOf(raw.since)
@@ -156,12 +208,26 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
   const chunks: ExportRow[] = []
   const resources = new Set<string>()
   const extensions: { id: string; line: string }[] = []
+  const skipped: MemExportSkipped[] = []
   const arena = new LineArena()
   let count = 0
   const add = (row: ExportRow): void => {
-    row.write(builder, arena)
-    const line = extensionLine(row.kind, row.id, (name) => row.value(name))
+    let line: string | undefined
+    try {
+      // Every check before the builder takes anything: a record is written whole or left out.
+      row.checkImportRules()
+      line = extensionLine(row.kind, row.id, (name) => row.value(name))
+      row.write(builder, arena)
+    } catch (error) {
+      if (!(error instanceof CairnError)) throw error
+      skipped.push({ kind: row.kind, id: row.id, code: error.code, ...(error.where.field !== undefined ? { field: error.where.field } : {}), reason: error.reason })
+      return
+    }
     if (line !== undefined) extensions.push({ id: row.id, line })
+    if (evidencePack && row.kind === 'edge') {
+      const evidence = row.value('evidenceEpisodeIDs')
+      if (Array.isArray(evidence) && evidence.length > 0) builder.provenanceEdge(toPortable(row.view()))
+    }
     count++
   }
   // Beyond the spec's rule (a record by its own creation time), what changed here since then:
@@ -171,10 +237,6 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
     for (const bytes of batch) {
       const row = new ExportRow(bytes)
       if (row.isBareSkeleton()) continue
-      if (evidencePack && row.kind === 'edge') {
-        const evidence = row.value('evidenceEpisodeIDs')
-        if (Array.isArray(evidence) && evidence.length > 0) builder.provenanceEdge(toPortable(row.view()))
-      }
       if (since) {
         if (row.kind === 'chunk' && !changed.has(row.id)) {
           chunks.push(row)
@@ -199,5 +261,5 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
   for (const row of await memory.tombstones()) if (!since || isAtOrAfter(row.deletedAt, since.ms)) builder.tombstone(row)
   if (audit) for (const row of await auditRows(memory.log, since?.ms)) builder.auditRow(row)
   const result = await writeBuiltBundle(dir, builder.finish())
-  return { ...result, records: count }
+  return { ...result, records: count, skipped }
 }

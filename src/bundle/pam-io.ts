@@ -17,9 +17,10 @@ import { assertArray, assertBoolean, assertOptions, assertString } from '../asse
 import { CairnError, InputError, LimitError, relocate, StorageError } from '../errors.js'
 import type { JsonValue } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
-import { kindSpec, type RecordKind } from '../projection/index.js'
+import { isRecordKind, kindSpec, type RecordKind } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
+import { recordRefusal } from './record-check.js'
 import {
   artifactIdsOf, assertVerified, decodePam, disclose, encodePamCbor, encodePamJson, MAX_PAM_BYTES, pamFromRecords, recordsFromPam, verifyPam,
   type PamArtifact, type PamRecord, type PamSkipped,
@@ -37,7 +38,7 @@ export interface PamExportResult {
   readonly artifact: PamArtifact
   readonly bytes: number
   readonly records: number
-  /** Records PAM has no place for, each with the reason. */
+  /** Records PAM has no place for, and records an import would refuse, each with the reason. */
   readonly skipped: readonly PamSkipped[]
 }
 
@@ -73,14 +74,37 @@ export async function exportPam(memory: Memory, target: string, options: PamExpo
   const cbor = raw.cbor === undefined ? /\.cbor$/i.test(target) : assertBoolean(raw.cbor, 'options.cbor')
   const chosen = raw.disclose === undefined ? undefined : assertArray(raw.disclose, 'options.disclose').map((id, i) => assertString(id, `options.disclose[${i}]`))
   const records: PamRecord[] = []
-  for await (const view of memory.records()) records.push(view as unknown as PamRecord)
+  // A record an import would refuse (a peer's raw event; the API never stores one) is left out and
+  // named: kept, it made an artifact that no replica, this one included, could import.
+  const unimportable: PamSkipped[] = []
+  // A redacted record's skeleton is no entry: PAM carries no tombstones, so an importer would
+  // hold a blank live record where the .mem bundle says the record was redacted.
+  const redacted = new Set((await memory.tombstones()).filter((row) => row.op === 'redact').map((row) => row.targetID))
+  for await (const view of memory.records()) {
+    if (redacted.has(view.id)) {
+      unimportable.push({ kind: view.kind, id: view.id, reason: 'redacted: a PAM artifact carries no tombstones' })
+      continue
+    }
+    const refusal = importRefusal(view as unknown as JsonObject)
+    if (refusal === undefined) records.push(view as unknown as PamRecord)
+    else unimportable.push({ kind: view.kind, id: view.id, reason: `${refusal.code}: ${refusal.reason}${refusal.where.field !== undefined ? ` (${refusal.where.field})` : ''}` })
+  }
   const nowMs = Date.now()
-  const { artifact: whole, skipped } = pamFromRecords(records, { identity: memory.identity, nowMs })
+  const { artifact: whole, skipped: noPlace } = pamFromRecords(records, { identity: memory.identity, nowMs })
+  const skipped = [...unimportable, ...noPlace]
   const artifact = chosen === undefined ? whole : disclose(whole, chosen, { identity: memory.identity, nowMs })
   const bytes = cbor ? encodePamCbor(artifact) : encodePamJson(artifact)
   await writeWhole(target, bytes)
   ;(raw.onProgress as PamExportOptions['onProgress'])?.(records.length, records.length)
   return { artifact, bytes: bytes.length, records: records.length, skipped }
+}
+
+/** Why an import of this view, as a PAM import hands it over (less kind and a composite id), would refuse it. */
+function importRefusal(view: JsonObject): CairnError | undefined {
+  const { kind, ...rest } = view
+  if (typeof kind !== 'string' || !isRecordKind(kind)) return new InputError('UNKNOWN_KIND', `no record kind ${JSON.stringify(kind)}`)
+  if (kindSpec(kind).keyFields !== undefined) delete rest.id
+  return recordRefusal(kind, rest)
 }
 
 /** The same error, naming the artifact file too (the codec names only the JSON path inside it). */

@@ -21,7 +21,6 @@ export type RecordLocator = (kind: RecordKind, index: number) => { readonly file
  * @throws the refusal `rememberMany` would give (InputError, LimitError), naming the record; LimitError RECORD_TOO_LARGE
  */
 export function checkRecordsWritable(records: Partial<Record<RecordKind, readonly JsonObject[]>>, locate: RecordLocator, options: { uniqueIds?: boolean } = {}): void {
-  const context = { nowMs: Date.now(), randomHex: (bytes: number) => '0'.repeat(bytes * 2) }
   // With `uniqueIds` (a bundle, whose lines are records as they stand), an id met twice, in one
   // kind or two, is refused: Cairn holds one record per id, so one line would silently win.
   const seen = options.uniqueIds ? new Map<string, { kind: RecordKind; index: number }>() : undefined
@@ -37,10 +36,7 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
       let size: number
       let id: string
       try {
-        // The body `rememberMany` will write, built the same way: its size is exact.
-        const entry = buildCreateEntry({ nowMs: context.nowMs, randomHex: context.randomHex, author: AUTHOR }, { ...record, kind })
-        id = entry.id
-        size = entryBodySize(entry)
+        ({ id, size } = measureRecord(kind, record))
       } catch (error) {
         if (!(error instanceof CairnError)) throw error
         throw relocate(error, { ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}) }, `${describe(kind, index)}: ${error.reason}`)
@@ -56,6 +52,31 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
         throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index)} makes an event body of ${size} bytes, over the ${MAX_BODY_BYTES} one stored event holds`, where)
       }
     }
+  }
+}
+
+/**
+ * The id and event body size `rememberMany` would write for one record (the body built the same
+ * way, so the size is exact). @throws its refusal (InputError…), naming the field
+ */
+function measureRecord(kind: RecordKind, record: JsonObject): { id: string; size: number } {
+  const entry = buildCreateEntry({ nowMs: Date.now(), randomHex: (bytes: number) => '0'.repeat(bytes * 2), author: AUTHOR }, { ...record, kind })
+  return { id: entry.id, size: entryBodySize(entry) }
+}
+
+/**
+ * Why an import would refuse this record (a field of the wrong type, a required field missing,
+ * over the event body limit), or undefined when it would take it. `record` as an import hands it
+ * over: without `kind`, without the internal id of a composite-key kind.
+ */
+export function recordRefusal(kind: RecordKind, record: JsonObject): CairnError | undefined {
+  if (Object.hasOwn(record, 'kind')) return new InputError('RESERVED_KEY', '"kind" names a record\'s kind in Cairn and cannot be a field', { field: `${kind}.kind` })
+  try {
+    const { size } = measureRecord(kind, record)
+    return size > MAX_BODY_BYTES ? new LimitError('RECORD_TOO_LARGE', `the record makes an event body of ${size} bytes, over the ${MAX_BODY_BYTES} one stored event holds`) : undefined
+  } catch (error) {
+    if (error instanceof CairnError) return error
+    throw error
   }
 }
 

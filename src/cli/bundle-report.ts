@@ -35,14 +35,17 @@ export function describeExport(result: ExportResult, out: BundlePath, exporter: 
   const signed = manifest.capabilities.includes('signed')
   const mode = manifest.exportMode === 'incremental' ? `incremental export since ${manifest.since ?? '?'}` : 'full export'
   const warnings = result.warnings.map((warning) => fromMemProblem(warning, out))
+  // A record no `.mem` line can hold (a peer's raw event) is left out and named, with the field refused.
+  const skipped = result.skipped.map((item) => `  skipped ${item.kind} ${item.id}: ${item.code}: ${item.reason}${item.field !== undefined ? ` (${item.field})` : ''}\n`)
   return {
-    text: `exported ${plural(result.records, 'record')} to ${out.given}: .mem bundle ${manifest.format}, ${mode}, ${manifest.conformanceLevel}, ${signed ? `signed by ${shortId(signer)}` : 'unsigned'}\n${warnings.map((warning) => `  warning: ${problemLine(warning)}\n`).join('')}`,
+    text: `exported ${plural(result.records, 'record')} to ${out.given}: .mem bundle ${manifest.format}, ${mode}, ${manifest.conformanceLevel}, ${signed ? `signed by ${shortId(signer)}` : 'unsigned'}${skipped.length > 0 ? `; ${plural(skipped.length, 'record')} skipped` : ''}\n${skipped.join('')}${warnings.map((warning) => `  warning: ${problemLine(warning)}\n`).join('')}`,
     json: {
       format: 'mem', path: out.given, records: result.records, version: manifest.format, exportMode: manifest.exportMode,
       ...(manifest.since !== undefined ? { since: manifest.since } : {}),
       conformanceLevel: manifest.conformanceLevel, signer: signed ? signer : null, bundleDigest: manifest.bundleDigest ?? null,
       files: result.files.map((file) => ({ path: file.path, bytes: file.bytes, sha256: file.sha256 })),
       warnings: warnings.map(problemJson),
+      skipped: result.skipped.map((item) => ({ kind: item.kind, id: item.id, code: item.code, ...(item.field !== undefined ? { field: item.field } : {}), reason: item.reason })),
     },
   }
 }

@@ -110,6 +110,8 @@ export class Memory {
    * Exports this replica's memory to `target`: a Portable Memory `.mem` directory (default), a
    * native log snapshot (`format: 'log'`: every signed event, verifiable offline) or a PAM
    * artifact (`format: 'pam'`). Written whole or not at all; the target must not hold anything.
+   * A record no `.mem` line can hold (a peer's raw event; the API never stores one) is left out
+   * of a `.mem` export and named in its `skipped`, with the codec's refusal.
    */
   async export(target: string, options: ExportOptions = {}): Promise<ExportResult> {
     // Bundles sit above the engine; loading them here keeps the import graph acyclic.

@@ -30,13 +30,19 @@ export const KEY_ID_HEX_LENGTH = 24
 
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
 
-const PREFIX_OWNERS: readonly [string, RecordKind | 'tombstone'][] = [
+/**
+ * Each kind's prefix and the kind it names. Every prefix ends at its only `_`, so an id carries
+ * one exactly when the id up to its first `_` is that prefix: one map lookup (export checks
+ * every record's ids with it).
+ */
+const PREFIX_OWNERS: ReadonlyMap<string, RecordKind | 'tombstone'> = new Map([
   ...RECORD_KINDS.flatMap((kind): [string, RecordKind][] => {
     const prefix = kindSpec(kind).idPrefix
     return prefix === undefined ? [] : [[prefix, kind]]
   }),
   [TOMBSTONE_ID_PREFIX, 'tombstone'],
-]
+])
+for (const prefix of PREFIX_OWNERS.keys()) if (prefix.indexOf('_') !== prefix.length - 1) throw new Error(`id prefix ${prefix} must end at its only _`)
 
 /**
  * Checks a record id given by the caller (or a bundle) for an id'd kind, or a core block name.
@@ -47,10 +53,10 @@ export function readRecordId(kind: RecordKind, value: unknown, label = `${kind}.
   if (id.length === 0) throw new InputError('BAD_ID', 'an id must not be empty', { field: label })
   if (id.length > MAX_ID_LENGTH) throw new InputError('BAD_ID', `an id of ${id.length} characters is longer than ${MAX_ID_LENGTH}`, { field: label })
   if (CONTROL_CHARACTER.test(id)) throw new InputError('BAD_ID', 'an id must not hold control characters', { field: label })
-  for (const [prefix, owner] of PREFIX_OWNERS) {
-    if (owner !== kind && id.startsWith(prefix)) {
-      throw new InputError('BAD_ID', `${describeValue(id)} has the ${owner} prefix ${prefix}, not a ${kind} id`, { field: label })
-    }
+  const prefix = id.slice(0, id.indexOf('_') + 1)
+  const owner = PREFIX_OWNERS.get(prefix)
+  if (owner !== undefined && owner !== kind) {
+    throw new InputError('BAD_ID', `${describeValue(id)} has the ${owner} prefix ${prefix}, not a ${kind} id`, { field: label })
   }
   return id
 }

@@ -14,6 +14,7 @@ import { ManualClock } from '../../src/log/clock.js'
 import { openReplicas } from '../helpers/memory-replicas.js'
 import { Memory } from '../../src/memory/index.js'
 import { InputError, StorageError } from '../../src/errors.js'
+import type { JsonValue } from '../../src/log/index.js'
 import { editFile, editManifest, FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
 import { validateBundle } from '../../src/cli/bundle-validation.js'
 import { BundleProgress } from '../../src/cli/bundle-progress.js'
@@ -345,30 +346,105 @@ describe("Cairn's extension fields through .mem (items/cairnExtensions.jsonl)", 
     ])
   })
 
-  it('a stored record of the wrong shape (a raw event from a peer) makes export refuse it, naming the field, as the codec always did', async () => {
+  /** A create no `.mem` line can hold, signed straight into the log as any granted peer could. */
+  async function storeRaw(memory: Memory, kind: string, id: string, fields: Record<string, JsonValue>): Promise<void> {
+    await memory.log.append(memory.identity, { op: 'memory.create', data: { kind, id, fields: { id, ...fields } } })
+  }
+  const ENTITY = { type: 'person', aliases: [], sensitivity: 'low', summary: '', updatedAt: '2026-01-01T00:00:00Z' }
+
+  it('a stored record no .mem line can hold (a raw event from a peer) is left out and named with the codec\'s refusal; everything else exports and reads back', async () => {
     const memory = await open()
-    await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'entity', id: 'ent_bad', fields: {
-      id: 'ent_bad', type: 'person', canonicalName: 42, aliases: [], sensitivity: 'low', summary: '', updatedAt: '2026-01-01T00:00:00Z',
-    } } })
-    const error = await rejection(memory.export(tempBundlePath()))
-    expect(error.code).toBe('WRONG_TYPE')
-    expect(error.message).toContain('canonicalName')
+    await memory.remember({ kind: 'entity', id: 'ent_good', type: 'person', canonicalName: 'Good' })
+    await storeRaw(memory, 'entity', 'ent_bad', { ...ENTITY, canonicalName: 42 })
+    // A core whose create gave no content text and no charBudget: the API fills both, a raw create need not.
+    await storeRaw(memory, 'core', 'core_bad', { version: 1 })
+    expect((await memory.get('ent_bad'))?.canonicalName).toBe(42)
+    const dir = tempBundlePath()
+    const result = await memory.export(dir)
+    if (result.format !== 'mem') throw new Error('expected a .mem export')
+    expect(result.records).toBe(1)
+    expect(result.skipped.map((item) => [item.kind, item.id, item.code])).toEqual([
+      ['core', 'core_bad', 'MISSING_FIELD'],
+      ['entity', 'ent_bad', 'WRONG_TYPE'],
+    ])
+    expect(result.skipped[1]?.field).toBe('records.entity["ent_bad"].canonicalName')
+    expect(result.skipped[0]?.field).toBe('records.core["core_bad"].content')
+    expect((await validateMemBundle(dir)).valid).toBe(true)
+    const target = await open()
+    await target.import(dir)
+    expect((await target.get('ent_good'))?.canonicalName).toBe('Good')
+    expect(await target.get('ent_bad')).toBeUndefined()
+    expect(await target.get('core_bad')).toBeUndefined()
+    // Forgetting the record is all it takes for the next export to be whole.
+    await memory.forget('ent_bad')
+    await memory.forget('core_bad')
+    const again = await memory.export(tempBundlePath())
+    expect(again.format === 'mem' ? again.skipped : undefined).toEqual([])
   })
 
-  it('a stored extension field of the wrong shape (a raw event from a peer) makes export refuse it, naming record and field, rather than write a line import refuses', async () => {
+  it('a stored record the codec takes but a Cairn import refuses (an id of another kind, a parent of another kind, a composite id its keys do not make, an unmasked preview) is left out, so the bundle imports', async () => {
+    const memory = await open()
+    const episode = await memory.remember({ kind: 'episode', summary: 'met' })
+    const fact = await memory.remember({ kind: 'fact', episodeID: episode, subject: 'a', predicate: 'is', object: 'b' })
+    const other = await memory.remember({ kind: 'fact', episodeID: episode, subject: 'c', predicate: 'is', object: 'd' })
+    const link = await memory.remember({ kind: 'factLink', srcFactID: fact, dstFactID: other, linkType: 'supports' })
+    const secret = await memory.remember({ kind: 'secretRef', label: 'key', category: 'api', preview: 'sk-****', encryptionMetadata: 'vault' })
+    /** The stored fields of `id` with `changes`, created again under `newId` by a raw create. */
+    const copy = async (id: string, newId: string, changes: Record<string, JsonValue>): Promise<void> => {
+      const { kind, ...fields } = (await memory.get(id)) as Record<string, JsonValue>
+      await storeRaw(memory, kind as string, newId, { ...fields, ...changes })
+    }
+    await copy(episode, 'ent_is_no_episode', {})
+    await copy(fact, 'fact_under_a_fact', { episodeID: other })
+    await copy(link, 'fl_notmadefromkeys', {})
+    await copy(secret, 'sec_unmasked', { preview: 'sk-live-0123456789abcdef' })
+    const dir = tempBundlePath()
+    const result = await memory.export(dir)
+    if (result.format !== 'mem') throw new Error('expected a .mem export')
+    expect(result.skipped.map((item) => [item.id, item.code, item.field])).toEqual([
+      ['ent_is_no_episode', 'BAD_ID', 'records.episode["ent_is_no_episode"].id'],
+      ['fact_under_a_fact', 'BAD_ID', 'records.fact["fact_under_a_fact"].episodeID'],
+      ['fl_notmadefromkeys', 'BAD_ID', 'records.factLink["fl_notmadefromkeys"].id'],
+      ['sec_unmasked', 'UNMASKED_SECRET', 'records.secretRef["sec_unmasked"].preview'],
+    ])
+    expect(result.records).toBe(5)
+    const target = await open()
+    await target.import(dir)
+    for (const id of [episode, fact, other, link, secret]) expect(await target.get(id), id).toEqual(await memory.get(id))
+  })
+
+  it('a stored extension field of the wrong shape (a raw event from a peer) leaves its record out, named with record and field, rather than write a line import refuses', async () => {
     // tags cannot be of the wrong shape here: the set keeps only strings. A contextID is a register and keeps what came.
     const cases: [{ contextID: number | string[] }, string][] = [[{ contextID: 5 }, 'contextID'], [{ contextID: ['ctx'] }, 'contextID'], [{ contextID: [] }, 'contextID']]
     for (const [fields, field] of cases) {
       const memory = await open()
-      await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'entity', id: 'ent_bad', fields: {
-        id: 'ent_bad', type: 'person', canonicalName: 'Bad', aliases: [], sensitivity: 'low', summary: '', updatedAt: '2026-01-01T00:00:00Z', ...fields,
-      } } })
+      await storeRaw(memory, 'entity', 'ent_bad', { ...ENTITY, canonicalName: 'Bad', ...fields })
+      await memory.remember({ kind: 'entity', id: 'ent_ok', type: 'person', canonicalName: 'Ok', tags: ['kept'] })
       const target = tempBundlePath()
-      const error = await rejection(memory.export(target))
-      expect(error.code, field).toBe('WRONG_TYPE')
-      expect(error.where.field, field).toContain(`records.entity["ent_bad"].${field}`)
-      expect(existsSync(path.join(target, 'manifest.json')), field).toBe(false)
+      const result = await memory.export(target)
+      if (result.format !== 'mem') throw new Error('expected a .mem export')
+      expect(result.skipped.map((item) => [item.id, item.code, item.field]), field).toEqual([['ent_bad', 'WRONG_TYPE', `records.entity["ent_bad"].${field}`]])
+      expect(read(target, 'items/entity.jsonl'), field).not.toContain('ent_bad')
+      expect(read(target, EXTENSIONS), field).toBe('{"id":"ent_ok","kind":"entity","tags":["kept"]}\n')
+      expect((await validateMemBundle(target)).valid, field).toBe(true)
     }
+  })
+
+  it('an Evidence Pack leaves out the provenance line of an edge it leaves out, and keeps the others', async () => {
+    const memory = await open()
+    const episode = await memory.remember({ kind: 'episode', summary: 'met' })
+    const a = await memory.remember({ kind: 'entity', type: 'person', canonicalName: 'A' })
+    const b = await memory.remember({ kind: 'entity', type: 'person', canonicalName: 'B' })
+    await memory.remember({ kind: 'edge', id: 'edge_good', srcEntityID: a, dstEntityID: b, edgeType: 'knows', evidenceEpisodeIDs: [episode] })
+    const good = await memory.get('edge_good')
+    await storeRaw(memory, 'edge', 'edge_bad', { ...Object.fromEntries(Object.entries(good ?? {}).filter(([name]) => name !== 'kind' && name !== 'id')), edgeType: 7 })
+    const dir = tempBundlePath()
+    const result = await memory.export(dir, { evidencePack: true })
+    expect(result.format === 'mem' ? result.skipped.map((item) => item.id) : undefined).toEqual(['edge_bad'])
+    const provenance = read(dir, 'provenance/edges.jsonl')
+    expect(provenance).toContain('edge_good')
+    expect(provenance).not.toContain('edge_bad')
+    expect((await validateMemBundle(dir)).valid).toBe(true)
   })
 
   it('a stored null extension field is no value, as the codec drops a null: the record exports without it', async () => {
@@ -686,6 +762,28 @@ describe('PAM artifacts', () => {
       await memory.import(target)
       expect(memory.versionVector()).toEqual(before)
     }
+  })
+
+  it('leaves out, and names, a record an import would refuse (a peer\'s raw event) and a redacted record\'s skeleton; the artifact imports', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', id: 'ep_1', summary: 'Prefers tea' })
+    await memory.remember({ kind: 'fact', id: 'fact_1', episodeID: 'ep_1', subject: 'user', predicate: 'prefers', object: 'tea' })
+    await memory.remember({ kind: 'fact', id: 'fact_2', episodeID: 'ep_1', subject: 'user', predicate: 'lives in', object: 'Oslo' })
+    await memory.redact('fact_2')
+    await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'preference', id: 'pref_bad', fields: { id: 'pref_bad', key: 5 } } })
+    const target = path.join(tempDir(), 'memory.pam')
+    const result = await memory.export(target, { format: 'pam' })
+    if (result.format !== 'pam') throw new Error('expected a PAM export')
+    expect(result.skipped.filter((item) => item.id !== 'ctx_default').map((item) => [item.id, item.reason.split(':')[0]])).toEqual([
+      ['fact_2', 'redacted'],
+      ['pref_bad', 'WRONG_TYPE'],
+    ])
+    expect(result.skipped.find((item) => item.id === 'pref_bad')?.reason).toContain('preference.key')
+    const other = await open()
+    await other.import(target, { trustedKeys: [memory.author] })
+    expect((await other.get('fact_1'))?.object).toBe('tea')
+    expect(await other.get('fact_2')).toBeUndefined()
+    expect(await other.get('pref_bad')).toBeUndefined()
   })
 })
 

@@ -231,6 +231,29 @@ describe('cairn export, validate and import: a round trip through each format', 
   })
 })
 
+describe('cairn export of a record no .mem line can hold', () => {
+  it('writes the rest and names the record with the field refused, in text and JSON; exit 0', async () => {
+    const home = await newHome()
+    const memory = await Memory.open({ path: home.dir })
+    try {
+      await memory.remember({ kind: 'entity', type: 'person', canonicalName: 'Sam' })
+      // As any granted peer could sign it: the API refuses such a record.
+      await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'entity', id: 'ent_bad', fields: {
+        id: 'ent_bad', type: 'person', canonicalName: 42, aliases: [], sensitivity: 'low', summary: '', updatedAt: '2026-01-01T00:00:00Z',
+      } } })
+    } finally {
+      await memory.close()
+    }
+    const out = await tempDir()
+    const text = ok(await run(['export', path.join(out, 'a.mem'), '--dir', home.dir])).stdout
+    expect(text).toMatch(/^exported 1 record to .*a\.mem: \.mem bundle [\d.]+, full export, L2, unsigned; 1 record skipped\n/)
+    expect(text).toContain('  skipped entity ent_bad: WRONG_TYPE: expected a string, got number 42 (records.entity["ent_bad"].canonicalName)\n')
+    const json = JSON.parse(ok(await run(['export', path.join(out, 'b.mem'), '--dir', home.dir, '--json'])).stdout) as Json
+    expect(json).toMatchObject({ records: 1, skipped: [{ kind: 'entity', id: 'ent_bad', code: 'WRONG_TYPE', field: 'records.entity["ent_bad"].canonicalName' }] })
+    ok(await run(['validate', path.join(out, 'a.mem')]))
+  })
+})
+
 describe('validate counts records apart from the other lines of a bundle', () => {
   it('a bundle with a tombstone and a vendor kind counts only its Portable Memory records as records', async () => {
     const sample = conformancePath('fixtures', 'sample.mem')

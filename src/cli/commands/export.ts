@@ -73,7 +73,10 @@ insist on it; --audit (mem) adds the audit trail (it names every author's key); 
 conformance L3).
 
 Prints one line: what was written, how much, and where (with --json one object: {"format",
-"path", "records", …} per format). A long export reports its progress on stderr. Exits 1 with
+"path", "records", …} per format), then one line per record left out: in mem, a record no
+Portable Memory line or Cairn import can take (a peer's raw event of the wrong shape), with the
+field refused; in pam, a record PAM has no place for, one an import would refuse, or a redacted
+one (PAM carries no tombstones). A long export reports its progress on stderr. Exits 1 with
 TARGET_EXISTS, TARGET_NOT_EMPTY or NOT_EMPTY when <out> holds something.`,
   operands: [{ name: 'out', description: 'where to write: a directory (mem, log) or a file (pam)', required: true }],
   flags: {
