@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   sync: () => import('./sync.bench.js'),
   bundle: () => import('./bundle.bench.js'),
   deletion: () => import('./deletion.bench.js'),
+  text: () => import('./text.bench.js'),
 }
 
 const requested = process.argv.slice(2).filter((arg) => arg !== '--')
