@@ -1,12 +1,14 @@
 /**
  * The check every record of an import passes before the import writes anything (tombstones
  * included): the validation `remember` applies (fields, ids, reserved keys, integer range…) and
- * the event body limit. A record refused only once some batches were written would leave the
- * store half-imported; here it is refused first, named by where it came from.
+ * the event body limit, measured on the events `rememberMany` writes (a record too large for one
+ * body is split across several; only a plain field too large for any is refused). A record
+ * refused only once some batches were written would leave the store half-imported; here it is
+ * refused first, named by where it came from.
  */
 import { CairnError, InputError, LimitError, relocate } from '../errors.js'
 import { MAX_BODY_BYTES } from '../log/index.js'
-import { buildCreateEntry, entryBodySize } from '../memory/index.js'
+import { assertCreateWritable, buildCreateEntry } from '../memory/index.js'
 import { RECORD_KINDS, type RecordKind } from '../projection/kinds.js'
 import type { JsonObject } from './mem/index.js'
 
@@ -18,7 +20,7 @@ export type RecordLocator = (kind: RecordKind, index: number) => { readonly file
 
 /**
  * A bundle's or adapter's records, checked as `rememberMany` would check them.
- * @throws the refusal `rememberMany` would give (InputError, LimitError), naming the record; LimitError RECORD_TOO_LARGE
+ * @throws the refusal `rememberMany` would give (InputError, LimitError), naming the record; LimitError RECORD_TOO_LARGE naming the field that no event can hold
  */
 export function checkRecordsWritable(records: Partial<Record<RecordKind, readonly JsonObject[]>>, locate: RecordLocator, options: { uniqueIds?: boolean } = {}): void {
   // With `uniqueIds` (a bundle, whose lines are records as they stand), an id met twice, in one
@@ -33,14 +35,14 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
         // `remember` input names the kind in `kind`: an unknown field of that name has no place.
         throw new InputError('RESERVED_KEY', `${describe(kind, index)}: "kind" names a record's kind in Cairn and cannot be a field`, { ...where, field: `${kind}.kind` })
       }
-      let size: number
-      let id: string
+      let entry: ReturnType<typeof buildCreateEntry>
       try {
-        ({ id, size } = measureRecord(kind, record))
+        entry = buildEntry(kind, record)
       } catch (error) {
         if (!(error instanceof CairnError)) throw error
         throw relocate(error, { ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}) }, `${describe(kind, index)}: ${error.reason}`)
       }
+      const id = entry.id
       if (seen !== undefined) {
         const first = seen.get(id)
         if (first !== undefined) {
@@ -48,32 +50,34 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
         }
         seen.set(id, { kind, index })
       }
-      if (size > MAX_BODY_BYTES) {
-        throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index)} makes an event body of ${size} bytes, over the ${MAX_BODY_BYTES} one stored event holds`, where)
+      try {
+        // As `rememberMany` will write it: in one body, or split across events (create-split.ts).
+        assertCreateWritable(entry)
+      } catch (error) {
+        if (!(error instanceof LimitError) || error.code !== 'BODY_TOO_LARGE') throw error
+        throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index)} is too large to write in events of at most ${MAX_BODY_BYTES} bytes: ${error.reason}`, {
+          ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}),
+        })
       }
     }
   }
 }
 
-/**
- * The id and event body size `rememberMany` would write for one record (the body built the same
- * way, so the size is exact). @throws its refusal (InputError…), naming the field
- */
-function measureRecord(kind: RecordKind, record: JsonObject): { id: string; size: number } {
-  const entry = buildCreateEntry({ nowMs: Date.now(), randomHex: (bytes: number) => '0'.repeat(bytes * 2), author: AUTHOR }, { ...record, kind })
-  return { id: entry.id, size: entryBodySize(entry) }
+/** The create `rememberMany` would build for one record. @throws its refusal (InputError…), naming the field */
+function buildEntry(kind: RecordKind, record: JsonObject): ReturnType<typeof buildCreateEntry> {
+  return buildCreateEntry({ nowMs: Date.now(), randomHex: (bytes: number) => '0'.repeat(bytes * 2), author: AUTHOR }, { ...record, kind })
 }
 
 /**
  * Why an import would refuse this record (a field of the wrong type, a required field missing,
- * over the event body limit), or undefined when it would take it. `record` as an import hands it
- * over: without `kind`, without the internal id of a composite-key kind.
+ * a field no event body can hold), or undefined when it would take it. `record` as an import
+ * hands it over: without `kind`, without the internal id of a composite-key kind.
  */
 export function recordRefusal(kind: RecordKind, record: JsonObject): CairnError | undefined {
   if (Object.hasOwn(record, 'kind')) return new InputError('RESERVED_KEY', '"kind" names a record\'s kind in Cairn and cannot be a field', { field: `${kind}.kind` })
   try {
-    const { size } = measureRecord(kind, record)
-    return size > MAX_BODY_BYTES ? new LimitError('RECORD_TOO_LARGE', `the record makes an event body of ${size} bytes, over the ${MAX_BODY_BYTES} one stored event holds`) : undefined
+    assertCreateWritable(buildEntry(kind, record))
+    return undefined
   } catch (error) {
     if (error instanceof CairnError) return error
     throw error

@@ -6,12 +6,13 @@
 import { assertArray, assertNonEmptyString, assertObject, assertOneOf, assertString } from '../assert.js'
 import { newTombstoneWins } from '../crdt/index.js'
 import type { JsonValue } from '../log/index.js'
-import { InputError } from '../errors.js'
+import { InputError, LimitError, relocate } from '../errors.js'
 // The codec's layout module alone: the rules a vendor kind and line keep in a `.mem` file.
 import { isPassthroughKindName, MAX_KIND_NAME_LENGTH, passthroughLineFault } from '../bundle/mem/layout.js'
 import { isRecordKind, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
 import { atIndex, refuseOtherKind, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
-import { createEntry, nameOversizedRecord, onHeldTexts, redactionSkeleton } from './record-entries.js'
+import { createWrites } from './create-split.js'
+import { createEntry, redactionSkeleton } from './record-entries.js'
 
 /**
  * The vendor kind Cairn's `.mem` export writes from records (`items/cairnExtensions.jsonl`,
@@ -35,20 +36,28 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
     kinds.set(entry.id, entry.kind)
   })
   // Texts go onto what is held, or onto an earlier create of the id in this list (onHeldTexts).
+  // A record too large for one event is written as several, all in this one atomic batch.
   const now = core.now()
   const documents = new Map<string, Readonly<Record<string, Uint8Array>>>()
-  const entries = built.map((created, index) => {
-    const { entry, texts } = onHeldTexts(created, documents.get(created.id) ?? states[index]?.texts, core.author, now)
-    documents.set(entry.id, texts)
-    return entry
+  const writes = built.map((created, index) => {
+    const { entries, texts } = atIndexOfLimit(`records[${index}]`, () => createWrites(created, documents.get(created.id) ?? states[index]?.texts, core.author, now))
+    documents.set(created.id, texts)
+    return entries
   })
-  await core.refuseDeletedParents(entries, (index) => `records[${index}]`)
-  if (entries.length > 0) {
-    await core.append(entries.map(({ op, data }) => ({ op, data }))).catch((error: unknown) => {
-      throw nameOversizedRecord(error, entries, (index) => `records[${index}]`)
-    })
+  await core.refuseDeletedParents(built, (index) => `records[${index}]`)
+  const events = writes.flat()
+  if (events.length > 0) await core.append(events.map(({ op, data }) => ({ op, data })))
+  return built.map((entry) => entry.id)
+}
+
+/** A refusal of one record too large for its events, named by its place (`records[3].episode.details`) as atIndex names input errors. */
+function atIndexOfLimit<T>(path: string, run: () => T): T {
+  try {
+    return run()
+  } catch (error) {
+    if (error instanceof LimitError && error.where.field !== undefined) throw relocate(error, { ...error.where, field: `${path}.${error.where.field}` })
+    throw error
   }
-  return entries.map((entry) => entry.id)
 }
 
 export async function updateMany(core: MemoryCore, updates: readonly { readonly id: string; readonly changes: PatchInput }[]): Promise<void> {

@@ -8,5 +8,6 @@ export {
   type MemoryStore, type ConversationContext, type ConversationMessage, type ConversationSummary, type ListOptions, type JsonObject,
 } from './memory-store.js'
 export { buildCreateEntry, entryBodySize, oversizedRecordRefusal, redactionSkeleton, refuseEndBeforeStart } from './record-entries.js'
+export { assertCreateWritable } from './create-split.js'
 export type { WithheldWrite, WithheldReport } from './withheld-writes.js'
 export type { ProjectionCheck, ProjectionCheckOptions, ProjectionDifference } from './projection-check.js'

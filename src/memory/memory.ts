@@ -137,7 +137,9 @@ export class Memory {
    * id merges into it; remembering a deleted id, or an id that is a record of another kind, is refused.
    * A fact or edge whose `tValidTo` is before its `tValidFrom` is refused here (OUT_OF_RANGE);
    * `rememberMany`, the path of imports and restores, takes records as they were exported.
-   * @throws InputError UNKNOWN_KIND, MISSING_FIELD, WRONG_TYPE, OUT_OF_RANGE, … naming the field; FORGOTTEN, ID_TAKEN
+   * @throws InputError UNKNOWN_KIND, MISSING_FIELD, WRONG_TYPE, OUT_OF_RANGE, … naming the field; FORGOTTEN, ID_TAKEN;
+   *   LimitError BODY_TOO_LARGE naming the largest field when the record does not fit one event (one call, one
+   *   event; `rememberMany` splits such a record across events instead)
    */
   async remember(record: RememberInput): Promise<string> {
     const built = createEntry(this.core, record)
@@ -164,8 +166,11 @@ export class Memory {
 
   /**
    * Stores many records at once: all are validated first, then written as one atomic batch of
-   * events under one signature (the bulk path for imports). Returns their ids in order.
-   * @throws InputError naming the record index and field; nothing is written on any refusal
+   * events under one signature (the bulk path for imports). Returns their ids in order. A record
+   * too large for one event body goes as its create and further events of the record in the same
+   * batch (create-split.ts); only a plain field too large for any event is refused.
+   * @throws InputError naming the record index and field; LimitError BODY_TOO_LARGE naming
+   *   `records[i].<kind>.<field>`; nothing is written on any refusal
    */
   rememberMany(records: readonly RememberInput[]): Promise<string[]> {
     return this.creating.run(() => bulk.rememberMany(this.core, records))

@@ -1,0 +1,184 @@
+/**
+ * Records too large for one event body. An honest replica can hold one (a core block grown by
+ * many appends, a set or a map grown by many updates), and its `.mem` export used to be refused
+ * whole on import (RECORD_TOO_LARGE), so Cairn → .mem → Cairn lost everything. An import now
+ * writes such a record as a create and further events of the record, all in one atomic batch
+ * (src/memory/create-split.ts); only a plain field too large for any event is still refused,
+ * naming it, before anything is written.
+ */
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { MAX_BODY_BYTES } from '../../src/log/index.js'
+import { Memory } from '../../src/memory/index.js'
+import { rejection } from '../helpers/error-code.js'
+import { editFile, editManifest, tempBundlePath } from './helpers/mem-fixtures.js'
+
+const opened: Memory[] = []
+afterEach(async () => {
+  for (const memory of opened.splice(0)) await memory.close()
+})
+
+async function open(): Promise<Memory> {
+  const memory = await Memory.open({})
+  opened.push(memory)
+  return memory
+}
+
+/** `source` exported, imported into `target`, and imported again: the second import must write nothing. */
+async function roundTrip(source: Memory, target: Memory): Promise<string> {
+  const dir = tempBundlePath()
+  await source.export(dir)
+  await target.import(dir)
+  const before = target.versionVector()
+  const again = await target.import(dir)
+  expect(target.versionVector()).toEqual(before)
+  expect(again.format === 'mem' && again.imported).toEqual({})
+  return dir
+}
+
+/** Events `memory` wrote itself (its own seq). */
+const ownEvents = (memory: Memory): number => memory.versionVector()[memory.author] ?? 0
+
+/** Text of `units` UTF-16 units, mostly ASCII, with two- and four-byte characters where a cut may fall. */
+function mixedText(units: number, seed: string): string {
+  const piece = `${seed} é 😀 ${'y'.repeat(90)}\n`
+  return piece.repeat(Math.ceil(units / piece.length)).slice(0, units).replace(/\ud83d$/, 'z')
+}
+
+/** Rewrites one bundle file's lines, and the manifest's count for it. */
+function rewriteLines(dir: string, file: string, change: (lines: string[]) => string[]): void {
+  let count = 0
+  editFile(dir, file, (text) => {
+    const changed = change(text.split('\n').filter((line) => line.length > 0))
+    count = changed.length
+    return changed.map((line) => `${line}\n`).join('')
+  })
+  editManifest(dir, (manifest) => {
+    (manifest.counts as Record<string, number>)[path.basename(file, '.jsonl')] = count
+  })
+}
+
+describe('records too large for one event body', () => {
+  it('a core block grown past one body by appends travels through .mem: the same view, and a re-import writes nothing', async () => {
+    const source = await open()
+    await source.remember({ kind: 'core', id: 'human', content: 'start ' })
+    // Two appends of ~400 KB each: a text of 0.8 MB, whose one create would be ~1.1 MB (base64).
+    await source.appendText('human', mixedText(400_000, 'one'))
+    await source.appendText('human', mixedText(400_000, 'two'))
+    const view = await source.get('human')
+    expect((view?.content as string).length).toBe(800_006)
+
+    const target = await open()
+    await roundTrip(source, target)
+    expect(await target.get('human')).toEqual(view)
+    expect(await target.digest()).toBe(await source.digest())
+    // Written as a create and further text events of the record.
+    expect(ownEvents(target)).toBeGreaterThan(1)
+  }, 60_000)
+
+  it('a held block takes the bundle\'s large text whatever it held: what differs is replaced in steps', async () => {
+    const source = await open()
+    await source.remember({ kind: 'core', id: 'human', content: 'shared start ' })
+    await source.appendText('human', mixedText(400_000, 'bundle one'))
+    await source.appendText('human', mixedText(400_000, 'bundle two'))
+    const target = await open()
+    // The target edited the block on its own: a long text of its own goes, the common start stays.
+    await target.remember({ kind: 'core', id: 'human', content: `shared start ${mixedText(100_000, 'held')}` })
+    await roundTrip(source, target)
+    expect(await target.get('human')).toEqual(await source.get('human'))
+  }, 60_000)
+
+  it('an entity whose aliases outgrew one body (many updates) travels through .mem in order', async () => {
+    const source = await open()
+    const alias = (i: number): string => `alias number ${String(i).padStart(6, '0')} ${'é'.repeat(i % 3)}`
+    const all = Array.from({ length: 60_000 }, (_, i) => alias(i))
+    await source.remember({ kind: 'entity', id: 'ent_many', type: 'person', canonicalName: 'Many', aliases: all.slice(0, 20_000), tags: ['big'] })
+    for (let start = 20_000; start < all.length; start += 20_000) await source.update('ent_many', { add: { aliases: all.slice(start, start + 20_000) } })
+    const view = await source.get('ent_many')
+    expect(view?.aliases).toEqual(all)
+    expect(Buffer.byteLength(JSON.stringify(all))).toBeGreaterThan(MAX_BODY_BYTES)
+
+    const target = await open()
+    await roundTrip(source, target)
+    expect(await target.get('ent_many')).toEqual(view)
+    expect(await target.digest()).toBe(await source.digest())
+    expect(ownEvents(target)).toBeGreaterThan(1)
+  }, 60_000)
+
+  it('an episode whose metadata and unknown keys outgrew one body travels through .mem', async () => {
+    const source = await open()
+    await source.remember({ kind: 'episode', id: 'ep_wide', summary: 'wide', actors: ['ada'] })
+    for (let batch = 0; batch < 3; batch++) {
+      const metadata = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`key${batch}_${i}`, 'm'.repeat(100)]))
+      const unknown = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`x${batch}_${i}`, { nested: ['v'.repeat(90)] }]))
+      await source.update('ep_wide', { set: { metadata, ...unknown } })
+    }
+    const view = await source.get('ep_wide')
+    expect(Buffer.byteLength(JSON.stringify(view))).toBeGreaterThan(MAX_BODY_BYTES)
+
+    const target = await open()
+    await roundTrip(source, target)
+    expect(await target.get('ep_wide')).toEqual(view)
+    expect(await target.digest()).toBe(await source.digest())
+  }, 60_000)
+
+  it('a PAM artifact carrying such a record imports too (importPam merges through the same path)', async () => {
+    const source = await open()
+    const all = Array.from({ length: 50_000 }, (_, i) => `alias number ${String(i).padStart(6, '0')}`)
+    await source.remember({ kind: 'entity', id: 'ent_many', type: 'person', canonicalName: 'Many', aliases: all.slice(0, 25_000) })
+    await source.update('ent_many', { add: { aliases: all.slice(25_000) } })
+    const file = path.join(path.dirname(tempBundlePath()), 'memory.pam')
+    await source.export(file, { format: 'pam' })
+    const target = await open()
+    await target.import(file, { trustedKeys: [source.author] })
+    expect((await target.get('ent_many'))?.aliases).toEqual(all)
+    const before = target.versionVector()
+    await target.import(file, { trustedKeys: [source.author] })
+    expect(target.versionVector()).toEqual(before)
+  }, 60_000)
+
+  it('a plain field too large for any event is still refused, naming the record and field, and nothing is written', async () => {
+    const source = await open()
+    await source.remember({ kind: 'episode', id: 'ep_1', summary: 'one', details: 'one' })
+    await source.remember({ kind: 'entity', id: 'ent_1', type: 'person', canonicalName: 'Ada', aliases: ['a'] })
+    const cases: [string, string, string, string][] = [
+      ['items/episode.jsonl', '"details":"one"', `"details":"${'x'.repeat(1_100_000)}"`, 'episode.details'],
+      ['items/entity.jsonl', '"aliases":["a"]', `"aliases":["a","${'x'.repeat(1_100_000)}"]`, 'entity.aliases'],
+    ]
+    for (const [file, from, to, field] of cases) {
+      const dir = tempBundlePath()
+      await source.export(dir)
+      rewriteLines(dir, file, (rows) => rows.map((line) => line.replace(from, to)))
+      const target = await open()
+      await target.remember({ kind: 'episode', id: 'ep_held', summary: 'held' })
+      const before = { vector: target.versionVector(), digest: await target.digest() }
+      const error = await rejection(target.import(dir))
+      expect(error.code, field).toBe('RECORD_TOO_LARGE')
+      expect(error.where, field).toMatchObject({ file, field })
+      expect(error.message).toContain(field.split('.')[1])
+      expect({ vector: target.versionVector(), digest: await target.digest() }).toEqual(before)
+    }
+  }, 60_000)
+
+  it('rememberMany writes a large record with the rest of its batch, and refuses a plain field too large naming its place', async () => {
+    const memory = await open()
+    const aliases = Array.from({ length: 50_000 }, (_, i) => `an alias of some length, number ${i}`)
+    await memory.rememberMany([
+      { kind: 'episode', id: 'ep_small', summary: 'small' },
+      { kind: 'entity', id: 'ent_big', type: 'thing', canonicalName: 'Big', aliases },
+      { kind: 'core', id: 'persona', content: mixedText(800_000, 'persona') },
+    ])
+    expect((await memory.get('ent_big'))?.aliases).toEqual(aliases)
+    expect((await memory.get('persona'))?.content).toBe(mixedText(800_000, 'persona'))
+    expect(await memory.get('ep_small')).toBeDefined()
+
+    const before = memory.versionVector()
+    const error = await rejection(memory.rememberMany([
+      { kind: 'entity', id: 'ent_other', type: 'thing', canonicalName: 'Other', aliases },
+      { kind: 'episode', summary: 'too long', details: 'x'.repeat(1_100_000) },
+    ]))
+    expect(error).toMatchObject({ code: 'BODY_TOO_LARGE', where: { field: 'records[1].episode.details' } })
+    expect(memory.versionVector()).toEqual(before)
+    expect(await memory.get('ent_other')).toBeUndefined()
+  }, 60_000)
+})
