@@ -17,7 +17,7 @@
  * is in the increment, which the spec's rule alone would leave out.
  */
 import { assertBoolean, assertOptions, assertString } from '../assert.js'
-import { CairnError, InputError } from '../errors.js'
+import { CairnError, InputError, relocate } from '../errors.js'
 import type { Memory } from '../memory/index.js'
 import { compareCodePoints, parseJson, type JsonValue } from '../log/index.js'
 import { assertMaskedPreview, formatTimestamp, kindSpec, normalizeTimestamp, readRecordId, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
@@ -120,20 +120,26 @@ class ExportRow {
    */
   checkImportRules(): void {
     const spec = kindSpec(this.kind)
-    const label = `records.${this.kind}[${JSON.stringify(this.id)}]`
-    if (spec.keyFields === undefined) readRecordId(this.kind, this.id, `${label}.id`)
-    else {
-      // A composite-key record's id is made from its key fields; an import makes it again, so a
-      // stored id that is not that one (a raw create) would meet the record that has it.
-      const made = recordIdFor(this.kind, Object.fromEntries(spec.keyFields.map((name) => [name, this.value(name)])))
-      if (made !== this.id) throw new InputError('BAD_ID', `the id ${JSON.stringify(this.id).slice(0, 80)} is not the one its key fields make (${made})`, { field: `${label}.id` })
+    try {
+      if (spec.keyFields === undefined) readRecordId(this.kind, this.id, 'id')
+      else {
+        // A composite-key record's id is made from its key fields; an import makes it again, so a
+        // stored id that is not that one (a raw create) would meet the record that has it.
+        const made = recordIdFor(this.kind, Object.fromEntries(spec.keyFields.map((name) => [name, this.value(name)])))
+        if (made !== this.id) throw new InputError('BAD_ID', `the id ${JSON.stringify(this.id).slice(0, 80)} is not the one its key fields make (${made})`, { field: 'id' })
+      }
+      for (const parent of spec.parents) {
+        const value = this.value(parent.field)
+        if (value !== undefined && value !== null) readRecordId(parent.kind, value, parent.field)
+      }
+      const preview = this.kind === 'secretRef' ? this.value('preview') : undefined
+      if (typeof preview === 'string') assertMaskedPreview(preview, 'preview')
+    } catch (error) {
+      // Located only when refused: a label per record was a measurable part of the export.
+      if (!(error instanceof CairnError)) throw error
+      const field = error.where.field?.replace(new RegExp(`^${this.kind}\\.`), '')
+      throw relocate(error, { ...error.where, field: `records.${this.kind}[${JSON.stringify(this.id)}]${field !== undefined ? `.${field}` : ''}` })
     }
-    for (const parent of spec.parents) {
-      const value = this.value(parent.field)
-      if (value !== undefined && value !== null) readRecordId(parent.kind, value, `${label}.${parent.field}`)
-    }
-    const preview = this.kind === 'secretRef' ? this.value('preview') : undefined
-    if (typeof preview === 'string') assertMaskedPreview(preview, `${label}.preview`)
   }
 
   /** A top-level field of its view. */
