@@ -452,7 +452,10 @@ export class ProjectionBatch {
   /**
    * Records a redaction reached while they held content (live, or deleted through a parent with
    * their bodies kept), and the redaction's event: the seal learns what their content bodies
-   * named before it closes deletions and erases them (learnFromRedactedContent).
+   * named before it closes deletions and erases them (learnFromRedactedContent). Live includes
+   * not created yet: a record whose only create is of another kind, still to be decided by a
+   * replay at the seal, holds that create's body all the same (found by the catch-up-cuts
+   * property: where a cut let the replay run first, the record learned the parent it names).
    */
   private readonly toLearn = new Map<string, { event: LogEvent; skeletonParents: string[] }>()
 
@@ -575,12 +578,15 @@ export class ProjectionBatch {
     // A redaction that a deletion in this run may reach through a parent: the seal would find that
     // deletion only after it. The redaction would take the record (and its kind, whose parents may
     // differ) where a replica whose cut fell right after the parent's deletion found the deletion
-    // first, and it beats the redaction. Deletions are closed now, as that seal would. (Content
-    // for a redacted record needs none: it is erased whether or not the deletion is found first,
-    // Tombstone.afterRedaction.)
+    // first, and it beats the redaction. Deletions are closed now, as that seal would. So they
+    // are before content for a redacted record: it is erased whether or not the deletion is
+    // found first (Tombstone.afterRedaction), but what it names is noted (TaughtParents) only
+    // while the record is not deleted, and a replica whose cut fell after the parent's deletion
+    // notes nothing (found by the catch-up-cuts property at a random seed).
     const found = this.loaded.get(decoded.id)
     const redacting = operation.type === 'tombstone' && operation.op === 'redact'
-    if (redacting && found !== undefined && !isDeleted(found) && parentIds(found).length > 0 && this.runChanged.size > 0) await this.closeDeletions(true)
+    const reachesRedacted = operation.type !== 'tombstone' && found?.tombstone?.op === 'redact'
+    if ((redacting || reachesRedacted) && found !== undefined && !isDeleted(found) && parentIds(found).length > 0 && this.runChanged.size > 0) await this.closeDeletions(true)
     const current = this.loaded.get(decoded.id) ?? emptyRecordState(decoded.id, decoded.kind)
     const { header } = event
     const stamp = { wall: header.clock.wall, logical: header.clock.logical, author: header.author, seq: header.seq }
@@ -639,7 +645,7 @@ export class ProjectionBatch {
       // again, from this event's stored teachings): it is deleted with any of them.
       const stored = (this.teachings?.get(event.id) ?? []).filter((teaching) => teaching.id === decoded.id).flatMap((teaching) => teaching.parents)
       next = withParentsNamed(next, [...parentIds(current), ...skeletonParents, ...stored])
-      if (current.tombstone === undefined && current.created !== undefined && !this.toLearn.has(decoded.id)) this.toLearn.set(decoded.id, { event, skeletonParents })
+      if (current.tombstone === undefined && !this.toLearn.has(decoded.id)) this.toLearn.set(decoded.id, { event, skeletonParents })
     }
     this.put(decoded.id, next)
     if (operation.type !== 'tombstone') return

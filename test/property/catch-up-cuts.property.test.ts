@@ -340,6 +340,19 @@ describe('catch-up cuts', () => {
     }), checkOptions(200))
   }, timeoutFor(200))
 
+  // Found by a random seed: one id created as an episode and redacted by one writer, and as facts
+  // of ep_p0 and ep_p1 by the others, ep_p0 forgotten. One event a batch, the fact of ep_p1 arrives
+  // after the forget's seal deleted the record, and what it names is not noted (a deleted record
+  // learns nothing); in one batch it arrived while the record was still redacted, and was noted
+  // (q:p). Content reaching a redacted record now closes the run's deletions first.
+  it('content reaching a redacted record whose parent a forget in the same batch deleted notes what a cut after the forget does', async () => {
+    const history: Step[] = [
+      { replica: 1, action: 2, a: 1, b: 0, tick: 0 }, { replica: 2, action: 0, a: 0, b: 0, tick: 0 }, { replica: 2, action: 6, a: 0, b: 1, tick: 0 },
+      { replica: 1, action: 1, a: 0, b: 1, tick: 0 }, { replica: 0, action: 0, a: 1, b: 0, tick: 0 }, { replica: 0, action: 1, a: 0, b: 0, tick: 0 },
+    ]
+    await expectCutsAlike(history, { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 0 }, 1678458628, false)
+  })
+
   // Kept out as below (oneShapeWhereRedacted), though without the filter it now passes too (600
   // runs, helper-68): every order of two shapes ends deleted (docs/design-decisions.md, "A redacted
   // record learns the parents of the bodies it erases").
@@ -374,14 +387,31 @@ describe('catch-up cuts', () => {
   // the deletion of a link erased at once is what no log shows, q:z), in one delivery to a
   // replica without the right, must give what the admin stored (as-of versions apart when it
   // recorded at several times).
+  async function expectAdminAlike(history: readonly Step[], ownerActs: boolean, tick: number, cut: CatchUpLimits, seed: number): Promise<void> {
+    const { space, now, byAuthor, random } = await expectCutsAlike(history, cut, seed, ownerActs, true)
+    const admin = await feed(space, now, inOrderDeliveries(causalOrder(signedSegments(byAuthor), random), random), cut, tick, true)
+    const sent = new Map(byAuthor.flat().map((event) => [event.id, event]))
+    expectAlike(await feed(space, now, [admin.log.map((event) => sent.get(event.id) ?? event)], CATCH_UP_LIMITS), admin, { asOf: tick === 0 })
+  }
+
   it('fresh replicas holding admin (naming the deletions they infer while catching up) end alike however cut', async () => {
-    await fc.assert(fc.asyncProperty(longHistory, fc.boolean(), fc.nat(1), limitsArbitrary, fc.nat(), async (history, ownerActs, tick, cut, seed) => {
-      const { space, now, byAuthor, random } = await expectCutsAlike(history, cut, seed, ownerActs, true)
-      const admin = await feed(space, now, inOrderDeliveries(causalOrder(signedSegments(byAuthor), random), random), cut, tick, true)
-      const sent = new Map(byAuthor.flat().map((event) => [event.id, event]))
-      expectAlike(await feed(space, now, [admin.log.map((event) => sent.get(event.id) ?? event)], CATCH_UP_LIMITS), admin, { asOf: tick === 0 })
-    }), checkOptions(60))
+    await fc.assert(fc.asyncProperty(longHistory, fc.boolean(), fc.nat(1), limitsArbitrary, fc.nat(), expectAdminAlike), checkOptions(60))
   }, timeoutFor(60, 1000))
+
+  // Found by a random seed (1 in ~400 runs): shared_0 patched as an episode, created as a fact of
+  // ep_p0, then redacted as an episode. In one batch the redaction came while the record's kind
+  // was still to be decided by a replay at the seal, not created as either kind, and it did not
+  // learn the parent the fact's create named, which its erasure then hid; the admin, whose cut let
+  // the replay run first, did learn it.
+  it('a redaction reaching a record whose kind a replay has yet to decide learns what its bodies name', async () => {
+    const history: Step[] = [
+      { replica: 2, action: 0, a: 0, b: 1, tick: 0 }, { replica: 1, action: 9, a: 0, b: 0, tick: 0 }, { replica: 1, action: 7, a: 0, b: 1, tick: 0 },
+      { replica: 0, action: 0, a: 1, b: 1, tick: 0 }, { replica: 0, action: 1, a: 0, b: 0, tick: 0 }, { replica: 0, action: 0, a: 0, b: 1, tick: 0 },
+      { replica: 0, action: 0, a: 1, b: 0, tick: 0 }, { replica: 0, action: 0, a: 0, b: 1, tick: 0 }, { replica: 0, action: 4, a: 0, b: 0, tick: 0 },
+      { replica: 2, action: 6, a: 0, b: 1, tick: 0 }, { replica: 0, action: 0, a: 0, b: 1, tick: 0 },
+    ]
+    await expectAdminAlike(history, false, 0, { chunk: 1, batchEvents: 1, batchRecords: 1, batchNewRecords: 1, derivedWrites: 0 }, 1077269210)
+  })
 
   // Headers before bodies: the log keeps a header-only event, and a body arriving later is
   // placed (SpaceLog.lateBodies) by replaying its records, or erased at once where its record is
