@@ -12,7 +12,7 @@ import type { Memory } from '../memory/index.js'
 import type { RecordKind } from '../projection/index.js'
 import { CAIRN_EXTENSIONS_FILE, CAIRN_EXTENSIONS_KIND, readExtensionLines, type BundleExtensions } from './cairn-extensions.js'
 import { kindFilePath, readMemBundle, type JsonObject, type MemBundleContent, type MemManifest, type MemProblem, type ProgressCallback, type ReadOptions } from './mem/index.js'
-import { mergeRecords, type MergeReport } from './merge-records.js'
+import { madeAtOf, mergeRecords, type MergeReport } from './merge-records.js'
 import { recordIdOf } from './portable-records.js'
 import { checkRecordsWritable } from './record-check.js'
 
@@ -56,7 +56,13 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
   }
   const tombstones = await memory.importTombstones(content.tombstones, { skeletons })
 
-  const merged = await mergeRecords(memory, records, { checked: true, ...(onProgress ? { onProgress: (done: number, total: number) => onProgress('import', done, total) } : {}) })
+  // What this replica wrote after the bundle was made stays (a stale backup undoes nothing).
+  const madeAt = madeAtOf(manifest.createdAt)
+  const merged = await mergeRecords(memory, records, {
+    checked: true,
+    ...(madeAt !== undefined ? { madeAt } : {}),
+    ...(onProgress ? { onProgress: (done: number, total: number) => onProgress('import', done, total) } : {}),
+  })
 
   let passthrough = 0
   const kept = await memory.foreignLines()

@@ -7,13 +7,14 @@
  *
  * No resurrection: a record is skipped when its id, or a parent it needs, is deleted here; a
  * redacted record is not touched. Re-import is a no-op: a record whose every field already
- * holds the incoming value (fields in `ignore` aside) writes nothing.
+ * holds the incoming value (fields in `ignore` aside) writes nothing. No rollback: given when the
+ * source was made (`madeAt`), a field this replica holds from a later write keeps it.
  */
 import { canonicalJson, type JsonValue } from '../log/index.js'
 import type { Memory, RememberInput } from '../memory/index.js'
 import { RECORD_KINDS, type RecordKind } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
-import { alreadyHolds, counterCatchUp, parentIdsOf, recordIdOf } from './portable-records.js'
+import { alreadyHolds, counterCatchUp, keepNewerWrites, parentIdsOf, recordIdOf } from './portable-records.js'
 import { checkRecordsWritable, type RecordLocator } from './record-check.js'
 
 export interface MergeReport {
@@ -23,6 +24,8 @@ export interface MergeReport {
   readonly unchanged: number
   /** Records not written because they, or a parent they need, are deleted or redacted here. */
   readonly blocked: number
+  /** Held records of which some field kept what this replica wrote after the source was made (`madeAt`). */
+  readonly keptNewer: number
 }
 
 export interface MergeOptions {
@@ -42,6 +45,15 @@ export interface MergeOptions {
   readonly placeholder?: string
   /** More such values (an adapter's times counted from the import: AdapterResult.importTimes). */
   readonly placeholders?: readonly string[]
+  /**
+   * When the source was made (ms since the epoch: a `.mem` manifest's or PAM artifact's
+   * `createdAt`). A field of a held record whose value was written after the second it names
+   * (WriteTimes) keeps that value: the source cannot have seen it, and importing an old backup
+   * must not undo what was written since. Within that second the source's value is written, as
+   * without `madeAt`. Sets and counters are merged as always (an add, a raise): a set keeps no
+   * time of a removal, so an element removed since can come back.
+   */
+  readonly madeAt?: number
   /** Records merged so far, and the total. */
   readonly onProgress?: (done: number, total: number) => void
   /**
@@ -51,6 +63,12 @@ export interface MergeOptions {
   readonly locate?: RecordLocator
   /** The caller ran checkRecordsWritable already (before writing something of its own first). */
   readonly checked?: boolean
+}
+
+/** A source's `createdAt` in ms since the epoch, when it is a time (its codec checked the form). */
+export function madeAtOf(createdAt: unknown): number | undefined {
+  const ms = typeof createdAt === 'string' ? Date.parse(createdAt) : Number.NaN
+  return Number.isFinite(ms) ? ms : undefined
 }
 
 /** Records are written in batches of this many (one signed append and one projection run each). */
@@ -67,8 +85,12 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   const placeholders = new Set([...(options.placeholder === undefined ? [] : [options.placeholder]), ...(options.placeholders ?? [])])
   if (!options.checked) checkRecordsWritable(records, options.locate ?? ((kind, index) => ({ path: `records.${kind}[${index}]` })))
   const total = RECORD_KINDS.reduce((sum, kind) => sum + (records[kind]?.length ?? 0), 0)
+  const madeAt = options.madeAt
+  // Wall times from this one on are after the source's second.
+  const newerFrom = madeAt === undefined ? undefined : Math.floor(madeAt / 1000) * 1000 + 1000
   let unchanged = 0
   let blocked = 0
+  let keptNewer = 0
   // Records blocked under a deleted parent that this replica never held (Memory.nameBlockedOrphans).
   const orphans: { kind: RecordKind; id: string }[] = []
   // First decide, against the state before the import, what each record needs; then write.
@@ -82,11 +104,13 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
       const ids = batch.map((record) => recordIdOf(kind, record))
       const parents = batch.map((record) => parentIdsOf(kind, record))
       const parentIds = [...new Set(parents.flat())]
-      const [own, needed] = await Promise.all([memory.lookup(ids), memory.lookup(parentIds)])
+      const [own, needed] = await Promise.all([memory.lookup(ids, { writeTimes: newerFrom !== undefined }), memory.lookup(parentIds)])
       const deletedParents = new Set(parentIds.filter((_, i) => needed[i]?.status === 'deleted'))
       batch.forEach((incoming, i) => {
-        const { status, view } = own[i] as Awaited<ReturnType<Memory['lookup']>>[number]
-        const record = view && placeholders.size > 0 ? Object.fromEntries(Object.entries(incoming).filter(([, value]) => typeof value !== 'string' || !placeholders.has(value))) : incoming
+        const { status, view, writeTimes } = own[i] as Awaited<ReturnType<Memory['lookup']>>[number]
+        const given = view && placeholders.size > 0 ? Object.fromEntries(Object.entries(incoming).filter(([, value]) => typeof value !== 'string' || !placeholders.has(value))) : incoming
+        const record = view && writeTimes && newerFrom !== undefined ? keepNewerWrites(view, given, writeTimes, newerFrom) : given
+        if (record !== given) keptNewer++
         const compared = ignore.size === 0 ? record : Object.fromEntries(Object.entries(record).filter(([key]) => !ignore.has(key)))
         if (status === 'deleted' || status === 'redacted') blocked++
         else if ((parents[i] as string[]).some((id) => deletedParents.has(id))) {
@@ -121,5 +145,5 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   // After the writes, so records written now that name them go with them, as they would had the
   // orphans arrived first (a link to one: found by the bundle-merge property).
   await memory.nameBlockedOrphans(orphans)
-  return { imported, unchanged, blocked }
+  return { imported, unchanged, blocked, keptNewer }
 }

@@ -19,7 +19,7 @@ import type { JsonValue } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { isRecordKind, kindSpec, type RecordKind } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
-import { mergeRecords, type MergeReport } from './merge-records.js'
+import { madeAtOf, mergeRecords, type MergeReport } from './merge-records.js'
 import { recordRefusal } from './record-check.js'
 import {
   artifactIdsOf, assertVerified, decodePam, disclose, encodePamCbor, encodePamJson, MAX_PAM_BYTES, pamFromRecords, recordsFromPam, verifyPam,
@@ -150,7 +150,13 @@ export async function importPam(memory: Memory, source: string, options: PamImpo
   }
   const envelope = artifactIdsOf(artifact)
   const companions = new Set([envelope.importEpisodeID, envelope.agentContextID, envelope.agentEntityID])
-  const merged = await mergeRecords(memory, byKind, { ignore: ['ingestionTime'], companions, ...(onProgress ? { onProgress: (done, total) => onProgress('import', done, total) } : {}) })
+  const madeAt = madeAtOf(artifact.created_at)
+  const merged = await mergeRecords(memory, byKind, {
+    ignore: ['ingestionTime'],
+    companions,
+    ...(madeAt !== undefined ? { madeAt } : {}),
+    ...(onProgress ? { onProgress: (done, total) => onProgress('import', done, total) } : {}),
+  })
 
   if (imported.personaAppends.length > 0) {
     const persona = await memory.get('persona')

@@ -5,7 +5,8 @@
  * `contextID` extensions on kinds without `ext`) is left out of it; a `.mem` export carries it
  * in its own file (cairn-extensions.ts).
  */
-import type { JsonValue } from '../log/index.js'
+import { canonicalJson, type JsonValue } from '../log/index.js'
+import type { WriteTimes } from '../memory/index.js'
 import { fieldOf, kindSpec, normalizeTimestamp, RECORD_KINDS, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
 
@@ -89,6 +90,41 @@ function sameInstant(held: string, given: string): boolean {
   } catch {
     return false
   }
+}
+
+/**
+ * `record` with what `view` holds from a write at or after `from` (ms since the epoch, WriteTimes)
+ * in place of the incoming value: a last-writer-wins field, an extension key or a text whole, a
+ * map key by key (a key written since and unset here is left out). The same object when nothing
+ * is kept. A field written since and unset here keeps the incoming value: a required field must
+ * stay present, and an unset optional one is rare enough not to leave out.
+ */
+export function keepNewerWrites(view: RecordView, record: JsonObject, times: WriteTimes, from: number): JsonObject {
+  const spec = kindSpec(view.kind)
+  let out: JsonObject | undefined
+  for (const [key, value] of Object.entries(record)) {
+    const merge = fieldOf(spec, key)?.merge
+    if (merge === 'set' || merge === 'counter') continue
+    const held = Object.hasOwn(view, key) ? view[key] : undefined
+    if (merge === 'map') {
+      const written = Object.hasOwn(times.entries, key) ? times.entries[key] : undefined
+      if (!written || !isObject(value)) continue
+      const heldMap = isObject(held) ? held : {}
+      let map: Record<string, JsonValue> | undefined
+      for (const [name, item] of Object.entries(value)) {
+        if (!Object.hasOwn(written, name) || (written[name] as number) < from || alreadyHolds(view, { [key]: { [name]: item } }, canonicalJson)) continue
+        map ??= { ...value }
+        if (Object.hasOwn(heldMap, name)) map[name] = heldMap[name] as JsonValue
+        else delete map[name]
+      }
+      if (map) (out ??= { ...record })[key] = map
+      continue
+    }
+    const written = Object.hasOwn(times.fields, key) ? times.fields[key] : undefined
+    if (written === undefined || written < from || held === undefined || alreadyHolds(view, { [key]: value }, canonicalJson)) continue
+    ;(out ??= { ...record })[key] = held
+  }
+  return out ?? record
 }
 
 /**

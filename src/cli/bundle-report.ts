@@ -81,6 +81,7 @@ export function describeImport(report: ImportReport, source: BundlePath): { text
     ['unchanged', `${report.unchanged} (already held with the same values)`],
     ['blocked', `${report.blocked} (deleted or redacted here, or a parent is)`],
   ]
+  if (report.keptNewer > 0) rows.push(['kept newer', `${plural(report.keptNewer, 'record')} with values written here after the source was made`])
   if (report.format === 'mem') rows.push(['tombstones', `${report.tombstones} applied`], ['passthrough', `${report.passthrough} lines of unknown kinds kept`])
   if (report.format === 'pam') rows.push(['supersessions', String(report.supersessions)])
   if (report.format === 'source' && report.emptiedChunks > 0) rows.push(['emptied', `${plural(report.emptiedChunks, 'chunk')} of documents that shrank`])
@@ -98,7 +99,7 @@ export function describeImport(report: ImportReport, source: BundlePath): { text
     ].join('\n'),
     json: {
       format: report.format, path: source.given, imported: { ...report.imported } as { [key: string]: JsonValue },
-      unchanged: report.unchanged, blocked: report.blocked, warnings: warnings.map(problemJson), ...extra,
+      unchanged: report.unchanged, blocked: report.blocked, keptNewer: report.keptNewer, warnings: warnings.map(problemJson), ...extra,
     },
   }
 }

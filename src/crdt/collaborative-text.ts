@@ -71,6 +71,16 @@ function save(document: Automerge.Doc<TextDoc>): Uint8Array {
   return bytes
 }
 
+/**
+ * When the latest change to a text was made (ms since the epoch; Automerge keeps whole seconds):
+ * the time its writer gave the change (editText: its event's wall clock), 0 for the base alone.
+ */
+export function lastTextChangeTime(document: Uint8Array): number {
+  let latest = 0
+  for (const change of Automerge.getChangesMetaSince(loaded(document), [])) if (change.time > latest) latest = change.time
+  return latest * 1000
+}
+
 export function textOf(document: Uint8Array): string {
   return loaded(document).text
 }

@@ -78,6 +78,25 @@ export interface LookupResult {
   readonly status: RecordStatus
   readonly view?: MemoryRecord
   readonly kind?: RecordKind
+  /** With `LookupOptions.writeTimes`, beside a `view`. */
+  readonly writeTimes?: WriteTimes
+}
+
+export interface LookupOptions {
+  /** Also tell when what each field holds was written (`WriteTimes`). */
+  readonly writeTimes?: boolean
+}
+
+/**
+ * When what a record holds was written: the wall-clock time (ms since the epoch) of the event
+ * whose write each field holds, by whichever replica wrote it. Last-writer-wins fields and
+ * extension keys by their winning write (a written "unset" too); collaborative texts by their
+ * latest change (Automerge keeps whole seconds); map fields per key. Sets and counters have no
+ * single write that wins, and are not listed.
+ */
+export interface WriteTimes {
+  readonly fields: Readonly<Record<string, number>>
+  readonly entries: Readonly<Record<string, Readonly<Record<string, number>>>>
 }
 
 export interface SubscribeOptions {

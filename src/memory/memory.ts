@@ -28,11 +28,12 @@ import { openEngine, type Engine, type MemoryOptions } from './memory-engine.js'
 import { MemoryCore, refuseOtherKind, refuseTombstoned } from './memory-core.js'
 import { createEntry, nameOversizedRecord, onHeldTexts, redactionSkeleton, refuseEndBeforeStart, signTombstone, type Tombstone } from './record-entries.js'
 import * as bulk from './bulk-writes.js'
+import { writeTimesOf } from './write-times.js'
 import { listWithheld, noteWithheld, relayName, type WithheldReport, type WithheldWrite } from './withheld-writes.js'
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
 import type { ExportOptions, ExportResult, ImportOptions, ImportReport } from '../bundle/bundle-io.js'
 import type {
-  ForgetOptions, GetOptions, HistoryItem, IngestDeferredOptions, LookupResult, MemoryChange, QueryInput, QueryPage, RecordStatus,
+  ForgetOptions, GetOptions, HistoryItem, IngestDeferredOptions, LookupOptions, LookupResult, MemoryChange, QueryInput, QueryPage, RecordStatus,
   RecordUpdate, RememberInput, SearchHit, SearchOptions, SubscribeOptions, SupersedeOptions, TextEditOptions,
 } from './memory-types.js'
 import { parseFilter, parseAsOf, MAX_QUERY_LIMIT, DEFAULT_QUERY_LIMIT } from './memory-inputs.js'
@@ -403,15 +404,24 @@ export class Memory {
    * `status` and `get` of many records at once (the bulk form imports use), and the kind of a
    * deleted record, whose view is gone.
    */
-  async lookup(ids: readonly string[]): Promise<LookupResult[]> {
+  async lookup(ids: readonly string[], options: LookupOptions = {}): Promise<LookupResult[]> {
     const list = assertArray(ids, 'ids').map((id, i) => assertNonEmptyString(id, `ids[${i}]`))
+    const given = assertOptions(options, ['writeTimes'], 'options').writeTimes
+    const writeTimes = given === undefined ? false : assertBoolean(given, 'options.writeTimes')
     await this.core.settled()
     const [states, views] = await Promise.all([this.core.states(list), this.core.reader.getMany(list)])
     return list.map((_, i) => {
-      const tombstone = states[i]?.tombstone
+      const state = states[i]
+      const tombstone = state?.tombstone
       const view = views[i] as MemoryRecord | undefined
       const status: RecordStatus = tombstone ? (tombstone.op === 'delete' ? 'deleted' : 'redacted') : view ? 'visible' : 'absent'
-      return { status, ...(view && status !== 'deleted' ? { view } : {}), ...(status === 'deleted' ? { kind: states[i]?.kind as RecordKind } : {}) }
+      const shown = view && status !== 'deleted' ? view : undefined
+      return {
+        status,
+        ...(shown ? { view: shown } : {}),
+        ...(status === 'deleted' ? { kind: state?.kind as RecordKind } : {}),
+        ...(shown && writeTimes && state ? { writeTimes: writeTimesOf(state) } : {}),
+      }
     })
   }
 

@@ -10,11 +10,17 @@
  * A redaction whose record the importer holds takes its skeleton from the bundle's line, as it
  * does for a record never seen: it used to take it from the importer's view, so two bundles
  * imported in either order showed different skeletons (found by the bundle-merge property).
+ *
+ * A bundle made before this replica wrote a field does not undo that write (its manifest's or
+ * artifact's creation time against the field's write time): importing an old backup used to
+ * put back every value it held.
  */
-import { describe, expect, it } from 'vitest'
+import path from 'node:path'
+import { describe, expect, it, vi } from 'vitest'
 import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
-import { tempBundlePath } from './helpers/mem-fixtures.js'
+import { tempBundlePath, tempDir } from './helpers/mem-fixtures.js'
+import { rejection } from '../helpers/error-code.js'
 
 describe('importing counters', () => {
   it('a re-import writes nothing and adds nothing; a higher count catches up, a lower one changes nothing', async () => {
@@ -70,5 +76,93 @@ describe('importing counters', () => {
     expect((await second.get('ep_r'))?.contextID).toBe('ctx_0')
     expect(await second.digest()).toBe(await first.digest())
     for (const memory of [redacting, editing, first, second]) await memory.close()
+  })
+})
+
+describe('importing a bundle made before what this replica wrote since', () => {
+  const at = (time: string): number => Date.parse(`2026-06-01T${time}Z`)
+
+  it('a stale .mem bundle undoes no field, map key, extension key or text written after it was made; older held writes it does write', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(at('09:50:00'))
+      const source = await Memory.open()
+      const target = await Memory.open()
+      await source.remember({ kind: 'episode', id: 'ep_s', summary: 'first', details: 'first details', metadata: { a: '1', b: '1' }, x_vendor: 'v1' })
+      await source.remember({ kind: 'core', id: 'human', content: 'first text' })
+      const start = tempBundlePath()
+      await source.export(start)
+      await target.import(start)
+
+      vi.setSystemTime(at('09:55:00'))
+      await target.update('ep_s', { set: { details: 'details written before the bundle' } })
+      vi.setSystemTime(at('10:00:00.700'))
+      const old = tempBundlePath()
+      await source.export(old)
+      // Within the second the bundle names: it may have seen this write, and its value is written.
+      vi.setSystemTime(at('10:00:00.900'))
+      await target.update('ep_s', { set: { sourceType: 'edited in the same second' } })
+      vi.setSystemTime(at('10:05:00'))
+      await target.update('ep_s', { set: { summary: 'edited since', metadata: { a: '2' }, x_vendor: 'v2' } })
+      await target.editText('human', 'edited since')
+      const [episodeTimes, humanTimes] = await target.lookup(['ep_s', 'human'], { writeTimes: true })
+      expect(episodeTimes?.writeTimes?.fields).toMatchObject({ summary: at('10:05:00'), x_vendor: at('10:05:00'), details: at('09:55:00'), sourceType: at('10:00:00.900') })
+      expect(episodeTimes?.writeTimes?.entries.metadata).toEqual({ a: at('10:05:00'), b: at('09:50:00') })
+      expect(humanTimes?.writeTimes?.fields.content).toBe(at('10:05:00'))
+      expect((await target.lookup(['ep_s']))[0]?.writeTimes).toBeUndefined()
+      expect(await rejection(target.lookup(['ep_s'], { writeTimes: 'yes' as unknown as boolean }))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'options.writeTimes' } })
+
+      vi.setSystemTime(at('10:10:00'))
+      const report = await target.import(old)
+      const episode = await target.get('ep_s')
+      expect(episode).toMatchObject({ summary: 'edited since', metadata: { a: '2', b: '1' }, x_vendor: 'v2', details: 'first details', sourceType: 'note' })
+      expect((await target.get('human'))?.content).toBe('edited since')
+      expect(report).toMatchObject({ format: 'mem', imported: { episode: 1 }, keptNewer: 2 })
+
+      // Again: nothing left to write.
+      const before = target.versionVector()
+      expect(await target.import(old)).toMatchObject({ imported: {}, keptNewer: 2 })
+      expect(target.versionVector()).toEqual(before)
+
+      // A bundle made after those writes: its lines carry no write times, so the import cannot
+      // tell that the source's values are older than the target's. They are written, as any import
+      // writes (the limit docs/design-decisions.md names).
+      vi.setSystemTime(at('10:20:00'))
+      const fresh = tempBundlePath()
+      await source.export(fresh)
+      await target.import(fresh)
+      expect(await target.get('ep_s')).toMatchObject({ summary: 'first', metadata: { a: '1', b: '1' }, x_vendor: 'v1' })
+      expect((await target.get('human'))?.content).toBe('first text')
+      await source.close()
+      await target.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('a stale PAM artifact undoes no edit made after it was made (its created_at)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(at('09:50:00'))
+      const source = await Memory.open()
+      const target = await Memory.open()
+      await source.remember({ kind: 'episode', id: 'ep_1', summary: 'Prefers tea' })
+      await source.remember({ kind: 'fact', id: 'fact_1', episodeID: 'ep_1', subject: 'user', predicate: 'prefers', object: 'tea' })
+      const artifact = path.join(tempDir(), 'memory.pam')
+      await source.export(artifact, { format: 'pam' })
+      await target.import(artifact, { trustedKeys: [source.author] })
+      vi.setSystemTime(at('10:05:00'))
+      await target.update('fact_1', { set: { confidence: 0.2 } })
+      await target.update('ep_1', { set: { summary: 'Prefers coffee now' } })
+      vi.setSystemTime(at('10:10:00'))
+      const report = await target.import(artifact, { trustedKeys: [source.author] })
+      expect((await target.get('fact_1'))?.confidence).toBe(0.2)
+      expect((await target.get('ep_1'))?.summary).toBe('Prefers coffee now')
+      expect(report).toMatchObject({ format: 'pam', imported: {}, keptNewer: 2 })
+      await source.close()
+      await target.close()
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

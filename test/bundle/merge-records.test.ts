@@ -35,11 +35,11 @@ describe('mergeRecords', () => {
     opened.push(memory)
     const first = await mergeRecords(memory, artifact(2), { companions: COMPANIONS })
     expect(first).toMatchObject({ imported: { preference: 2, episode: 1, entity: 1, context: 1 }, unchanged: 0 })
-    expect(await mergeRecords(memory, artifact(2), { companions: COMPANIONS })).toEqual({ imported: {}, unchanged: 5, blocked: 0 })
+    expect(await mergeRecords(memory, artifact(2), { companions: COMPANIONS })).toEqual({ imported: {}, unchanged: 5, blocked: 0, keptNewer: 0 })
     // With nothing substantive to write, companions are not written either.
     const onlyCompanions = await Memory.open()
     opened.push(onlyCompanions)
-    expect(await mergeRecords(onlyCompanions, artifact(0), { companions: COMPANIONS })).toEqual({ imported: {}, unchanged: 3, blocked: 0 })
+    expect(await mergeRecords(onlyCompanions, artifact(0), { companions: COMPANIONS })).toEqual({ imported: {}, unchanged: 3, blocked: 0, keptNewer: 0 })
     expect(await onlyCompanions.get('ep_import')).toBeUndefined()
   })
 
