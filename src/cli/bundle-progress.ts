@@ -3,16 +3,32 @@
  * and how far it has got (`import: writing 2000/5000 records (40%)`), on stderr, at most once
  * per interval, the way `cairn sync` reports a catch-up (sync-report.ts).
  *
- * Invariants: nothing is printed during the first interval, so a quick run's stderr stays empty
+ * Invariants: nothing is printed during the first interval (unless it is 0), so a quick run's stderr stays empty
  * (and a failing one's stays one line); a phase that printed a line also prints its completion,
  * so a long run never ends on a stale figure. Every report is a whole line, never a carriage-
  * return redraw, so a pipe or a log file reads it as well as a terminal does.
  */
 import { SystemClock, type Clock } from '../index.js'
 import type { CliContext, TextSink } from './command.js'
+import { usageError } from './operand-args.js'
 
 /** At most one line per phase change or per this many ms, as `cairn sync`. */
 export const PROGRESS_INTERVAL_MS = 1000
+
+/** The environment variable that sets the interval (0: a line at every step). */
+export const PROGRESS_ENV = 'CAIRN_PROGRESS_MS'
+
+/**
+ * How often long commands report: CAIRN_PROGRESS_MS when set (whole ms, 0 for every step, as a
+ * log that wants each batch or a script stopping a run at a known point does), else the default.
+ * @throws InputError BAD_ENV (exit 2) naming the variable when it is not a whole number
+ */
+export function progressIntervalMs(context: CliContext): number {
+  const given = context.env[PROGRESS_ENV]
+  if (given === undefined || given === '') return PROGRESS_INTERVAL_MS
+  if (!/^\d{1,9}$/.test(given)) throw usageError('BAD_ENV', `${PROGRESS_ENV} must be a whole number of milliseconds, got ${JSON.stringify(given.slice(0, 40))}`, { field: PROGRESS_ENV })
+  return Number(given)
+}
 
 export type ProgressUnit = 'records' | 'events' | 'bytes'
 
@@ -45,9 +61,9 @@ export class BundleProgress {
     this.lastReportMs = clock.nowMs()
   }
 
-  /** A reporter for `context`: its stderr and its clock (the system clock when it has none). */
+  /** A reporter for `context`: its stderr, its clock (the system clock when it has none) and its interval (progressIntervalMs). */
   static for(command: string, context: CliContext): BundleProgress {
-    return new BundleProgress(command, context.stderr, context.clock ?? new SystemClock())
+    return new BundleProgress(command, context.stderr, context.clock ?? new SystemClock(), progressIntervalMs(context))
   }
 
   /** Called from the library's `onProgress`: prints when an interval has passed, or to close a phase it reported. */

@@ -53,7 +53,8 @@ export function overviewHelp(): string {
     ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
     '',
     'Run `cairn <command> --help` for its flags. Exit codes: 0 ok, 1 failure, 2 bad usage.',
-    'Set CAIRN_DEBUG=1 to print stack traces with errors.',
+    'Set CAIRN_DEBUG=1 to print stack traces with errors, and CAIRN_PROGRESS_MS to how often long',
+    'commands (import, export, validate, sync) report progress (default 1000; 0 reports every step).',
     '',
   ].join('\n')
 }

@@ -5,7 +5,9 @@
  *
  * The in-process run aborts when the first write-phase progress line is printed (a clock that
  * makes every report due), so where it stops never depends on the machine's speed; the real
- * executable gets a SIGINT once its progress shows it writing.
+ * executable, told to report every step (CAIRN_PROGRESS_MS=0), gets a SIGINT once its progress
+ * shows it writing. With the default interval its first line came a second in, when a fast
+ * machine had written 6,000 of the 7,000 records, and the import ended before the signal.
  */
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -71,7 +73,7 @@ describe('stopping a long import', () => {
 
   it('reaches the process: Ctrl-C while writing exits 1 saying how far it got, not 130 in silence', async () => {
     const dir = await newHome()
-    const child = startCli(['import', bundle, '--dir', dir])
+    const child = startCli(['import', bundle, '--dir', dir], { env: { CAIRN_PROGRESS_MS: '0' } })
     await child.waitFor(/^import: writing /m, 'stderr')
     const result = await child.stop('SIGINT')
     expect(result.code).toBe(1)
@@ -81,5 +83,18 @@ describe('stopping a long import', () => {
     expect(kept).toBeGreaterThan(0)
     expect(kept).toBeLessThan(RECORDS)
     expect(await finish(bundle, dir)).toMatchObject({ imported: { episode: RECORDS - kept }, unchanged: kept })
+  })
+
+  it('CAIRN_PROGRESS_MS sets how often progress is reported; a value that is no whole number is refused (exit 2)', async () => {
+    const dir = await newHome()
+    const every = await run(['import', bundle, '--dir', dir], { env: { CAIRN_PROGRESS_MS: '0' } })
+    expect(every.code).toBe(0)
+    // One line per written batch and the start: 0, 2000, 4000, 6000, 7000.
+    expect(every.stderr.split('\n').filter((line) => line.startsWith('import: writing '))).toHaveLength(5)
+    for (const value of ['soon', '-5', '1.5']) {
+      const refused = await run(['import', bundle, '--dir', dir], { env: { CAIRN_PROGRESS_MS: value } })
+      expect(refused.code).toBe(2)
+      expect(refused.stderr).toMatch(/^cairn: BAD_ENV: CAIRN_PROGRESS_MS must be a whole number of milliseconds/)
+    }
   })
 })

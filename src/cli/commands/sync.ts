@@ -19,6 +19,7 @@ import { DIR_FLAG, resolveHomeDir, withMemory } from '../home.js'
 import { JSON_FLAG } from '../memory-flags.js'
 import { defineOperandCommand } from '../operand-command.js'
 import { usageError } from '../operand-args.js'
+import { progressIntervalMs } from '../bundle-progress.js'
 import { watchForStop } from '../stop-signal.js'
 import { decodeTokenArgument, hexKey, relayUrlOperand, secondsFlag } from '../sync-flags.js'
 import { printable } from '../printable.js'
@@ -59,7 +60,7 @@ class Outcome {
 async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeoutMs: number, context: CliContext, json: boolean): Promise<number> {
   const client = await memory.sync(url, { ...options, live: false })
   const outcome = new Outcome(client, true)
-  const progress = new SyncProgress(client, context.stderr, PROGRESS_INTERVAL_MS, (totals) => `catching up: ${totals.received} received, ${totals.sent} sent\n`)
+  const progress = new SyncProgress(client, context.stderr, progressIntervalMs(context), (totals) => `catching up: ${totals.received} received, ${totals.sent} sent\n`)
   const stop = watchForStop(context)
   let timer: NodeJS.Timeout | undefined
   const deadline = (): Promise<'timeout'> => new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs) })
