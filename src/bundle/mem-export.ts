@@ -20,7 +20,7 @@ import { assertBoolean, assertOptions, assertString } from '../assert.js'
 import { CairnError, InputError, relocate } from '../errors.js'
 import type { Memory } from '../memory/index.js'
 import { compareCodePoints, parseJson, type JsonValue } from '../log/index.js'
-import { assertMaskedPreview, formatTimestamp, kindSpec, normalizeTimestamp, readRecordId, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
+import { assertMaskedPreview, formatTimestamp, kindSpec, normalizeTimestamp, RECORD_KINDS, readRecordId, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
 import { auditRows } from './audit-trail.js'
 import { CAIRN_EXTENSIONS_KIND, extensionLine } from './cairn-extensions.js'
 import { MemBundleBuilder, writeBuiltBundle, type ProgressCallback, type WriteResult } from './mem/index.js'
@@ -88,6 +88,10 @@ function isAtOrAfter(value: unknown, sinceMs: number): boolean {
 
 const decoder = new TextDecoder()
 
+/** Per kind, its number and integer fields that are not counters: what an import reads as a double. */
+const NUMBER_FIELDS = new Map<RecordKind, readonly string[]>(RECORD_KINDS.map((kind) => [kind,
+  Object.values(kindSpec(kind).fields).filter((field) => (field.type === 'number' || field.type === 'integer') && field.merge !== 'counter').map((field) => field.name)]))
+
 /**
  * One stored record on its way into the bundle: its line cut from the stored bytes
  * (view-lines.ts), or, for a view that cannot vouch for its line that way, the parsed view,
@@ -134,6 +138,14 @@ class ExportRow {
       }
       const preview = this.kind === 'secretRef' ? this.value('preview') : undefined
       if (typeof preview === 'string') assertMaskedPreview(preview, 'preview')
+      // A cut line's numbers are doubles (view-lines.ts); a parsed view may hold an integer kept
+      // exact beyond 2^53, which an import refuses in a number field (a counter takes it).
+      if (this.cut === undefined) {
+        const view = this.view()
+        for (const field of NUMBER_FIELDS.get(this.kind) ?? []) {
+          if (typeof view[field] === 'bigint') throw new InputError('OUT_OF_RANGE', 'integers beyond 2^53 - 1 are not supported here', { field })
+        }
+      }
     } catch (error) {
       // Located only when refused: a label per record was a measurable part of the export.
       if (!(error instanceof CairnError)) throw error

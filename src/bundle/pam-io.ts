@@ -37,6 +37,7 @@ export interface PamExportOptions {
 export interface PamExportResult {
   readonly artifact: PamArtifact
   readonly bytes: number
+  /** Records the artifact holds (before selective disclosure); those left out are in `skipped`. */
   readonly records: number
   /** Records PAM has no place for, and records an import would refuse, each with the reason. */
   readonly skipped: readonly PamSkipped[]
@@ -96,7 +97,8 @@ export async function exportPam(memory: Memory, target: string, options: PamExpo
   const bytes = cbor ? encodePamCbor(artifact) : encodePamJson(artifact)
   await writeWhole(target, bytes)
   ;(raw.onProgress as PamExportOptions['onProgress'])?.(records.length, records.length)
-  return { artifact, bytes: bytes.length, records: records.length, skipped }
+  // Records with no place in PAM's components are in `skipped`, not among those it holds.
+  return { artifact, bytes: bytes.length, records: records.length - noPlace.length, skipped }
 }
 
 /** Why an import of this view, as a PAM import hands it over (less kind and a composite id), would refuse it. */

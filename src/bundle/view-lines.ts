@@ -229,6 +229,9 @@ function isCanonicalNumber(bytes: Buffer, start: number, end: number): boolean {
     i = exponentEnd
   }
   if (i !== end) return false
+  // An integer of more than 15 digits may be beyond 2^53, kept exact (a bigint): an import
+  // refuses those in number fields, so the export's checks must see it (checkImportRules).
+  if (mantissaEnd === integerEnd && integerEnd === end && integerEnd - integerStart > 15) return false
   // A plain decimal of up to 20 characters with a non-zero digit is never zero as a double;
   // anything longer, or with an exponent, is read to be sure.
   if (mantissaEnd === end && end - start <= 20) {

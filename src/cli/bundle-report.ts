@@ -24,7 +24,7 @@ export function describeExport(result: ExportResult, out: BundlePath, exporter: 
     const encoding = exporter.isCbor ? 'CBOR' : 'JSON'
     const skipped = result.skipped.map((item) => `  skipped ${item.kind} ${item.id}: ${item.reason}\n`)
     return {
-      text: `exported ${plural(result.records, 'record')} to ${out.given}: PAM artifact (${encoding}, ${result.bytes} bytes), signed by ${shortId(signer)}${skipped.length > 0 ? `; ${skipped.length} records skipped` : ''}\n${skipped.join('')}`,
+      text: `exported ${plural(result.records, 'record')} to ${out.given}: PAM artifact (${encoding}, ${result.bytes} bytes), signed by ${shortId(signer)}${skipped.length > 0 ? `; ${plural(skipped.length, 'record')} skipped` : ''}\n${skipped.join('')}`,
       json: {
         format: 'pam', path: out.given, records: result.records, bytes: result.bytes, encoding: encoding.toLowerCase(), signer, rootHash: result.artifact.root_hash,
         skipped: result.skipped.map((item) => ({ kind: item.kind, id: item.id, reason: item.reason })),

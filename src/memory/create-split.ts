@@ -2,19 +2,22 @@
  * A create too large for one event body, written as several events of its record (the bulk path
  * imports and restores take: rememberMany). The create carries its plain fields and what else
  * fits; `memory.patch` events add the rest of its set elements, map keys and episode extensions,
- * and `memory.text` events carry the rest of its collaborative texts as further Automerge
- * changes by the same author (a text change must name its event's author as actor). An honest
- * replica can hold such a record (a core block grown by many appends, a set by many updates),
- * and its `.mem` export must import again.
+ * and set the large strings the create could not hold (the create holds "" there), and
+ * `memory.text` events carry the rest of its collaborative texts as further Automerge changes by
+ * the same author (a text change must name its event's author as actor). An honest replica can
+ * hold such a record (a core block grown by many appends, a set by many updates, two long
+ * strings written by two updates), and its `.mem` export must import again.
  *
  * Applied in order, by one author in one atomic batch, the events leave the view one create
  * would: an add-wins set orders its elements by their earliest add, then by position, so the
- * elements of later events follow the earlier ones in the given order; map keys and extensions
- * are last-writer-wins per key; a text ends as the given text.
+ * elements of later events follow the earlier ones in the given order; map keys, extensions and
+ * plain fields are last-writer-wins (a later event of the batch wins); a text ends as the given
+ * text. The elements of `tags` and an episode's `categories` are placed first: a relay judges a
+ * token writer's create by them (its scope), and a create without them would be withheld.
  *
- * Only a plain field (a string, a number, a whole list such as procedure.steps) cannot be split:
- * a record whose plain fields alone overflow a body, or with one set element, map value or
- * extension too large for any event, is refused naming the field.
+ * A record with one field, set element, map value or extension too large for any event, or
+ * whose fields that cannot move out (numbers, ids, lists such as procedure.steps) overflow a
+ * body alone, is refused naming the field.
  *
  * Invariant: every event returned is measured and fits MAX_BODY_BYTES.
  */
@@ -72,10 +75,12 @@ function fitsOneBody(entry: Entry): boolean {
 
 /**
  * An upper bound of a value's canonical JSON size in bytes, without serializing it: a UTF-16
- * unit takes at most 6 bytes (`\u001f`), a number at most 32. Stops once past `limit`.
+ * unit takes at most 6 bytes (`\u001f`), a number at most 32, an integer kept exact (a bigint)
+ * its digits. Stops once past `limit`.
  */
 function sizeBound(value: JsonValue, limit: number): number {
   if (typeof value === 'string') return value.length * 6 + 2
+  if (typeof value === 'bigint') return String(value).length
   if (typeof value !== 'object' || value === null) return 32
   let total = 2
   if (Array.isArray(value)) {
@@ -94,10 +99,10 @@ function sizeBound(value: JsonValue, limit: number): number {
 
 const bytesOf = (value: JsonValue): number => Buffer.byteLength(canonicalJson(value))
 
-/** One element moved out of a create: a set element, a map key's value, an extension. */
+/** One element moved out of a create: a set element, a map key's value, an extension, a plain string field. */
 interface Piece {
-  readonly part: 'add' | 'map' | 'ext'
-  /** The set or map field; for an extension, its key. */
+  readonly part: 'add' | 'map' | 'ext' | 'set'
+  /** The set, map or plain field; for an extension, its key. */
   readonly field: string
   readonly key: string
   readonly value: JsonValue
@@ -121,19 +126,30 @@ interface SplitPlan {
   readonly createSize: number
 }
 
-/** @throws LimitError BODY_TOO_LARGE naming the largest plain field when the plain fields alone overflow a body */
+/** Sets a relay judges a token writer's create by (relay-endpoint.ts): their elements go into the create first. */
+const SCOPE_SETS: ReadonlySet<string> = new Set(['tags', 'categories'])
+
+/** Whether a plain field can be left "" in the create and set by a patch after it: a string written last-writer-wins, not an id, a key or a parent. */
+function isMovable(spec: ReturnType<typeof kindSpec>, name: string): boolean {
+  const field = fieldOf(spec, name)
+  return field !== undefined && field.type === 'string' && field.merge === 'lww' && field.system !== true &&
+    !(spec.keyFields ?? []).includes(name) && !spec.parentFields.includes(name)
+}
+
+/** @throws LimitError BODY_TOO_LARGE naming the largest plain field when the fields that cannot move out overflow a body */
 function planSplit(entry: CreateEntry): SplitPlan {
   const { kind, id } = entry
   const spec = kindSpec(kind)
   const data = entry.data as unknown as { readonly fields: JsonObject; readonly texts?: Readonly<Record<string, readonly string[]>>; readonly ext?: JsonObject }
   // The create's plain fields, with its sets and maps empty: their elements become pieces.
   const plain: JsonObject = {}
+  const scoped: Piece[] = []
   const pieces: Piece[] = []
   for (const [name, value] of Object.entries(data.fields)) {
     const merge = fieldOf(spec, name)?.merge
     if (merge === 'set' && Array.isArray(value)) {
       plain[name] = []
-      for (const element of value) pieces.push({ part: 'add', field: name, key: '', value: element })
+      for (const element of value) (SCOPE_SETS.has(name) ? scoped : pieces).push({ part: 'add', field: name, key: '', value: element })
     } else if (merge === 'map' && isObject(value)) {
       plain[name] = {}
       for (const [key, item] of Object.entries(value)) pieces.push({ part: 'map', field: name, key, value: item })
@@ -146,13 +162,33 @@ function planSplit(entry: CreateEntry): SplitPlan {
     ...(data.texts !== undefined ? { texts: createTexts } : {}),
     ...(data.ext !== undefined ? { ext: {} } : {}),
   }
-  const createSize = entryBodySize({ op: MEMORY_OPS.create, data: create })
+  let createSize = entryBodySize({ op: MEMORY_OPS.create, data: create })
+  // Plain strings too large together: the largest move out, "" in the create. One too large for
+  // a patch stays, and the create is refused below naming it (as one too large for any event).
+  const moved: Piece[] = []
+  const patchRoom = MAX_BODY_BYTES - entryBodySize({ op: MEMORY_OPS.patch, data: emptyPatch(kind, id) })
+  const movable = Object.entries(plain)
+    .filter(([name, value]) => typeof value === 'string' && isMovable(spec, name) && bytesOf(name) + bytesOf(value) + 2 <= patchRoom)
+    .sort(([, a], [, b]) => (b as string).length - (a as string).length)
+  for (const [name, value] of movable) {
+    if (createSize <= MAX_BODY_BYTES) break
+    plain[name] = ''
+    moved.push({ part: 'set', field: name, key: name, value })
+    createSize = entryBodySize({ op: MEMORY_OPS.create, data: create })
+  }
+  pieces.unshift(...scoped)
+  pieces.push(...moved)
   if (createSize > MAX_BODY_BYTES) {
     // Named as a create too large is named, among the fields that cannot move out of it.
     const refusal = new LimitError('BODY_TOO_LARGE', `the fields that cannot be split across events make a body of ${createSize} bytes, over ${MAX_BODY_BYTES}`, { field: 'data' })
     throw nameOversizedRecord(refusal, [{ ...entry, data: create, fields: plain }])
   }
   return { create, createTexts, pieces, createSize }
+}
+
+/** A piece's key in the patch part its field opens (a set's `add`, a map's `set`), if it opens one. */
+function opensPart(piece: Piece): boolean {
+  return piece.part === 'add' || piece.part === 'map'
 }
 
 function splitCreate(entry: CreateEntry, held: Documents | undefined, author: string, nowMs: number): CreateWrites {
@@ -208,7 +244,7 @@ function packPieces(kind: string, id: string, pieces: readonly Piece[], room: nu
   for (const piece of pieces) {
     const bytes = piece.part === 'add' ? bytesOf(piece.value) + 1 : bytesOf(piece.key) + 1 + bytesOf(piece.value) + 1
     // The field's key, quotes, colon, brackets and comma, when a patch first names it.
-    const named = piece.part !== 'ext' && patch !== undefined && !Object.hasOwn(piece.part === 'add' ? patch.add : patch.set, piece.field)
+    const named = opensPart(piece) && patch !== undefined && !Object.hasOwn(piece.part === 'add' ? patch.add : patch.set, piece.field)
     const opening = bytesOf(piece.field) + 4
     if (patch === undefined && bytes <= left) {
       placeInCreate(create, piece)
@@ -216,15 +252,16 @@ function packPieces(kind: string, id: string, pieces: readonly Piece[], room: nu
       continue
     }
     if (patch === undefined || bytes + (named ? opening : 0) > left) {
-      if (bytes + (piece.part === 'ext' ? 0 : opening) > patchRoom) {
+      if (bytes + (opensPart(piece) ? opening : 0) > patchRoom) {
         const name = piece.part === 'ext' ? piece.key : piece.field
-        throw new LimitError('BODY_TOO_LARGE', `one ${piece.part === 'add' ? 'element' : 'value'} of ${name} is ${bytes} bytes, more than any event body (${MAX_BODY_BYTES}) holds`, { field: `${kind}.${name}` })
+        const what = piece.part === 'set' ? `${name} is` : `one ${piece.part === 'add' ? 'element' : 'value'} of ${name} is`
+        throw new LimitError('BODY_TOO_LARGE', `${what} ${bytes} bytes, more than any event body (${MAX_BODY_BYTES}) holds`, { field: `${kind}.${name}` })
       }
       patch = emptyPatch(kind, id)
       patches.push(patch as unknown as JsonObject)
       left = patchRoom
     }
-    left -= bytes + (piece.part !== 'ext' && !Object.hasOwn(piece.part === 'add' ? patch.add : patch.set, piece.field) ? opening : 0)
+    left -= bytes + (opensPart(piece) && !Object.hasOwn(piece.part === 'add' ? patch.add : patch.set, piece.field) ? opening : 0)
     placeInPatch(patch, piece)
   }
   return patches
@@ -234,6 +271,7 @@ function placeInCreate(create: JsonObject, piece: Piece): void {
   const fields = create.fields as JsonObject
   if (piece.part === 'add') (fields[piece.field] as JsonValue[]).push(piece.value)
   else if (piece.part === 'map') setOwnKey(fields[piece.field] as JsonObject, piece.key, piece.value)
+  else if (piece.part === 'set') setOwnKey(fields, piece.field, piece.value)
   else setOwnKey(create.ext as JsonObject, piece.key, piece.value)
 }
 
@@ -244,7 +282,8 @@ function placeInPatch(patch: ReturnType<typeof emptyPatch>, piece: Piece): void 
   } else if (piece.part === 'map') {
     if (!Object.hasOwn(patch.set, piece.field)) setOwnKey(patch.set as JsonObject, piece.field, {})
     setOwnKey(patch.set[piece.field] as JsonObject, piece.key, piece.value)
-  } else setOwnKey(patch.ext, piece.key, piece.value)
+  } else if (piece.part === 'set') setOwnKey(patch.set as JsonObject, piece.field, piece.value)
+  else setOwnKey(patch.ext, piece.key, piece.value)
 }
 
 /** Bytes a list of base64 changes adds to a body: each with its quotes and comma. */

@@ -3,13 +3,15 @@
  * many appends, a set or a map grown by many updates), and its `.mem` export used to be refused
  * whole on import (RECORD_TOO_LARGE), so Cairn → .mem → Cairn lost everything. An import now
  * writes such a record as a create and further events of the record, all in one atomic batch
- * (src/memory/create-split.ts); only a plain field too large for any event is still refused,
- * naming it, before anything is written.
+ * (src/memory/create-split.ts); only a field (or one element) too large for any event is still
+ * refused, naming it, before anything is written.
  */
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { MAX_BODY_BYTES } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
+import { createWrites } from '../../src/memory/create-split.js'
+import { buildCreateEntry } from '../../src/memory/record-entries.js'
 import { rejection } from '../helpers/error-code.js'
 import { editFile, editManifest, tempBundlePath } from './helpers/mem-fixtures.js'
 
@@ -121,6 +123,52 @@ describe('records too large for one event body', () => {
     expect(await target.get('ep_wide')).toEqual(view)
     expect(await target.digest()).toBe(await source.digest())
   }, 60_000)
+
+  it('an episode whose two long strings, written by two updates, outgrew one body travels through .mem (a patch sets the larger)', async () => {
+    const source = await open()
+    await source.remember({ kind: 'episode', id: 'ep_long', details: mixedText(600_000, 'details'), tags: ['kept'] })
+    await source.update('ep_long', { set: { summary: mixedText(600_000, 'summary') } })
+    await source.remember({ kind: 'episode', id: 'ep_other', summary: 'other' })
+    const view = await source.get('ep_long')
+    expect(Buffer.byteLength(JSON.stringify(view))).toBeGreaterThan(MAX_BODY_BYTES)
+
+    const target = await open()
+    await roundTrip(source, target)
+    expect(await target.get('ep_long')).toEqual(view)
+    expect(await target.get('ep_other')).toBeDefined()
+    expect(await target.digest()).toBe(await source.digest())
+    // A PAM export keeps it too (it left the record out as one no import could take).
+    const file = path.join(path.dirname(tempBundlePath()), 'memory.pam')
+    const pam = await source.export(file, { format: 'pam' })
+    expect(pam.format === 'pam' && pam.skipped.filter((item) => item.id === 'ep_long')).toEqual([])
+  }, 60_000)
+
+  it('integers kept exact (beyond 2^53) are measured by their digits: such a record is split, not refused when appended', async () => {
+    const source = await open()
+    const digits = (i: number): bigint => 10n ** 99n + BigInt(i)
+    const unknown = Object.fromEntries([0, 1, 2].map((key) => [`x_big${key}`, Array.from({ length: 4_000 }, (_, i) => digits(key * 4_000 + i))]))
+    await source.rememberMany([{ kind: 'episode', id: 'ep_digits', summary: 'digits', ...unknown }, { kind: 'episode', id: 'ep_next', summary: 'next' }])
+    const view = await source.get('ep_digits')
+    expect(view?.x_big2).toEqual(unknown.x_big2)
+    expect(ownEvents(source)).toBeGreaterThan(3)
+
+    const target = await open()
+    await roundTrip(source, target)
+    expect(await target.get('ep_digits')).toEqual(view)
+    expect(await target.digest()).toBe(await source.digest())
+  }, 60_000)
+
+  it('tags stay in the create when a set before them fills it: a relay judges a token writer\'s create by its tags', () => {
+    const author = 'ab'.repeat(32)
+    const context = { nowMs: Date.UTC(2026, 0, 1), randomHex: (bytes: number) => '0'.repeat(2 * bytes), author }
+    const aliases = Array.from({ length: 60_000 }, (_, i) => `alias number ${i} padded`)
+    const entry = buildCreateEntry(context, { kind: 'entity', id: 'ent_big', type: 'person', canonicalName: 'Big', aliases, tags: ['project-x'] })
+    const { entries } = createWrites(entry, undefined, author, context.nowMs)
+    expect(entries.length).toBeGreaterThan(1)
+    const [create, ...patches] = entries.map((written) => written.data as { fields?: { tags?: string[]; aliases?: string[] }; add?: { aliases?: string[] } })
+    expect(create?.fields?.tags).toEqual(['project-x'])
+    expect([...(create?.fields?.aliases ?? []), ...patches.flatMap((patch) => patch.add?.aliases ?? [])]).toEqual(aliases)
+  })
 
   it('a PAM artifact carrying such a record imports too (importPam merges through the same path)', async () => {
     const source = await open()

@@ -382,7 +382,7 @@ describe("Cairn's extension fields through .mem (items/cairnExtensions.jsonl)", 
     expect(again.format === 'mem' ? again.skipped : undefined).toEqual([])
   })
 
-  it('a stored record the codec takes but a Cairn import refuses (an id of another kind, a parent of another kind, a composite id its keys do not make, an unmasked preview) is left out, so the bundle imports', async () => {
+  it('a stored record the codec takes but a Cairn import refuses (an id of another kind, a parent of another kind, a composite id its keys do not make, an unmasked preview, a score beyond 2^53) is left out, so the bundle imports', async () => {
     const memory = await open()
     const episode = await memory.remember({ kind: 'episode', summary: 'met' })
     const fact = await memory.remember({ kind: 'fact', episodeID: episode, subject: 'a', predicate: 'is', object: 'b' })
@@ -398,11 +398,14 @@ describe("Cairn's extension fields through .mem (items/cairnExtensions.jsonl)", 
     await copy(fact, 'fact_under_a_fact', { episodeID: other })
     await copy(link, 'fl_notmadefromkeys', {})
     await copy(secret, 'sec_unmasked', { preview: 'sk-live-0123456789abcdef' })
+    // An integer kept exact beyond 2^53 in a number field (a counter takes one; a score does not).
+    await copy(episode, 'ep_huge_importance', { importance: 2n ** 60n })
     const dir = tempBundlePath()
     const result = await memory.export(dir)
     if (result.format !== 'mem') throw new Error('expected a .mem export')
     expect(result.skipped.map((item) => [item.id, item.code, item.field])).toEqual([
       ['ent_is_no_episode', 'BAD_ID', 'records.episode["ent_is_no_episode"].id'],
+      ['ep_huge_importance', 'OUT_OF_RANGE', 'records.episode["ep_huge_importance"].importance'],
       ['fact_under_a_fact', 'BAD_ID', 'records.fact["fact_under_a_fact"].episodeID'],
       ['fl_notmadefromkeys', 'BAD_ID', 'records.factLink["fl_notmadefromkeys"].id'],
       ['sec_unmasked', 'UNMASKED_SECRET', 'records.secretRef["sec_unmasked"].preview'],
@@ -779,11 +782,25 @@ describe('PAM artifacts', () => {
       ['pref_bad', 'WRONG_TYPE'],
     ])
     expect(result.skipped.find((item) => item.id === 'pref_bad')?.reason).toContain('preference.key')
+
     const other = await open()
     await other.import(target, { trustedKeys: [memory.author] })
     expect((await other.get('fact_1'))?.object).toBe('tea')
     expect(await other.get('fact_2')).toBeUndefined()
     expect(await other.get('pref_bad')).toBeUndefined()
+  })
+})
+
+describe('PAM export counts', () => {
+  it('records counts what the artifact holds: a record with no place in PAM is named in skipped, not counted', async () => {
+    const memory = await open()
+    await memory.remember({ kind: 'episode', id: 'ep_1', summary: 'Prefers tea' })
+    await memory.remember({ kind: 'fact', id: 'fact_1', episodeID: 'ep_1', subject: 'user', predicate: 'prefers', object: 'tea' })
+    const unused = await memory.remember({ kind: 'context', label: 'nothing in it' })
+    const result = await memory.export(path.join(tempDir(), 'memory.pam'), { format: 'pam' })
+    if (result.format !== 'pam') throw new Error('expected a PAM export')
+    expect(result.skipped.map((item) => item.id)).toEqual([unused])
+    expect(result.records).toBe(2)
   })
 })
 

@@ -181,7 +181,7 @@ async function makeChange(recipe: ChangeRecipe, memory: Memory, peer: Memory, id
 
 /** A value of a wrong (or just odd) type or size for most fields. */
 const oddValue: fc.Arbitrary<JsonValue> = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom<JsonValue>('', 'x'.repeat(5000), -1, 0, 1.5, 2 ** 60, true, null, [], {}, ['a', 3], { a: 1 }, '2026-01-01T00:00:00Z', 'not a time', 'ep_a', 'fact_a', 'ent_a', '__proto__') },
+  { weight: 3, arbitrary: fc.constantFrom<JsonValue>('', 'x'.repeat(5000), -1, 0, 1.5, 2 ** 60, 2n ** 60n, -(10n ** 30n), true, null, [], {}, ['a', 3], { a: 1 }, '2026-01-01T00:00:00Z', 'not a time', 'ep_a', 'fact_a', 'ent_a', '__proto__') },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<JsonValue> },
   { weight: 1, arbitrary: fc.string({ maxLength: 8 }) },
 )
