@@ -11,7 +11,7 @@
  * source was made (`madeAt`), a field this replica holds from a later write keeps it.
  */
 import { canonicalJson, type JsonValue } from '../log/index.js'
-import type { Memory, RememberInput } from '../memory/index.js'
+import type { LookupResult, Memory, RememberInput } from '../memory/index.js'
 import { RECORD_KINDS, type RecordKind } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
 import { alreadyHolds, counterCatchUp, keepNewerWrites, parentIdsOf, recordIdOf } from './portable-records.js'
@@ -46,12 +46,12 @@ export interface MergeOptions {
   /** More such values (an adapter's times counted from the import: AdapterResult.importTimes). */
   readonly placeholders?: readonly string[]
   /**
-   * When the source was made (ms since the epoch: a `.mem` manifest's or PAM artifact's
-   * `createdAt`). A field of a held record whose value was written after the second it names
-   * (WriteTimes) keeps that value: the source cannot have seen it, and importing an old backup
-   * must not undo what was written since. Within that second the source's value is written, as
-   * without `madeAt`. Sets and counters are merged as always (an add, a raise): a set keeps no
-   * time of a removal, so an element removed since can come back.
+   * When the source was made (ms since the epoch: a `.mem` manifest's `createdAt`). A field of
+   * a held record whose value was written in or after the second it names (WriteTimes) keeps
+   * that value (or stays unset): the source cannot have seen it, and importing an old backup
+   * must not undo what was written since. What the import writes carries this time (rememberMany's `madeAt`), so an
+   * import of a newer source later still writes over it. Sets and counters are merged as always
+   * (an add, a raise): a set keeps no time of a removal, so an element removed since can come back.
    */
   readonly madeAt?: number
   /** Records merged so far, and the total. */
@@ -86,8 +86,9 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   if (!options.checked) checkRecordsWritable(records, options.locate ?? ((kind, index) => ({ path: `records.${kind}[${index}]` })))
   const total = RECORD_KINDS.reduce((sum, kind) => sum + (records[kind]?.length ?? 0), 0)
   const madeAt = options.madeAt
-  // Wall times from this one on are after the source's second.
-  const newerFrom = madeAt === undefined ? undefined : Math.floor(madeAt / 1000) * 1000 + 1000
+  // Write times from the start of the source's second on may be after it was made (its time
+  // has whole seconds): such writes are kept, an edit just after an export included.
+  const newerFrom = madeAt === undefined ? undefined : Math.floor(madeAt / 1000) * 1000
   let unchanged = 0
   let blocked = 0
   let keptNewer = 0
@@ -104,14 +105,28 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
       const ids = batch.map((record) => recordIdOf(kind, record))
       const parents = batch.map((record) => parentIdsOf(kind, record))
       const parentIds = [...new Set(parents.flat())]
-      const [own, needed] = await Promise.all([memory.lookup(ids, { writeTimes: newerFrom !== undefined }), memory.lookup(parentIds)])
+      const [own, needed] = await Promise.all([memory.lookup(ids), memory.lookup(parentIds)])
       const deletedParents = new Set(parentIds.filter((_, i) => needed[i]?.status === 'deleted'))
-      batch.forEach((incoming, i) => {
-        const { status, view, writeTimes } = own[i] as Awaited<ReturnType<Memory['lookup']>>[number]
-        const given = view && placeholders.size > 0 ? Object.fromEntries(Object.entries(incoming).filter(([, value]) => typeof value !== 'string' || !placeholders.has(value))) : incoming
+      const givens = batch.map((incoming, i) => {
+        const { view } = own[i] as LookupResult
+        return view && placeholders.size > 0 ? Object.fromEntries(Object.entries(incoming).filter(([, value]) => typeof value !== 'string' || !placeholders.has(value))) : incoming
+      })
+      const comparedOf = (record: JsonObject): JsonObject => (ignore.size === 0 ? record : Object.fromEntries(Object.entries(record).filter(([key]) => !ignore.has(key))))
+      // When each field was written, only for held records the import would change: a
+      // re-import of what is held reads nothing more (WriteTimes reads the writing events).
+      const changing = newerFrom === undefined ? [] : batch.flatMap((_, i) => {
+        const { status, view } = own[i] as LookupResult
+        return status === 'visible' && view && !alreadyHolds(view, comparedOf(givens[i] as JsonObject), canonical) ? [i] : []
+      })
+      const times = changing.length > 0 ? await memory.lookup(changing.map((i) => ids[i] as string), { writeTimes: true }) : []
+      const timesAt = new Map(changing.map((index, n) => [index, times[n]?.writeTimes]))
+      batch.forEach((_, i) => {
+        const { status, view } = own[i] as LookupResult
+        const given = givens[i] as JsonObject
+        const writeTimes = timesAt.get(i)
         const record = view && writeTimes && newerFrom !== undefined ? keepNewerWrites(view, given, writeTimes, newerFrom) : given
         if (record !== given) keptNewer++
-        const compared = ignore.size === 0 ? record : Object.fromEntries(Object.entries(record).filter(([key]) => !ignore.has(key)))
+        const compared = comparedOf(record)
         if (status === 'deleted' || status === 'redacted') blocked++
         else if ((parents[i] as string[]).some((id) => deletedParents.has(id))) {
           blocked++
@@ -137,7 +152,7 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   for (let start = 0; start < kept.length; start += MERGE_BATCH) {
     const batch = kept.slice(start, start + MERGE_BATCH)
     // Bundle records are typed at run time: rememberMany checks each against its kind.
-    await memory.rememberMany(batch.map(([kind, record]) => ({ ...record, kind }) as RememberInput))
+    await memory.rememberMany(batch.map(([kind, record]) => ({ ...record, kind }) as RememberInput), madeAt === undefined ? {} : { madeAt })
     for (const [kind] of batch) imported[kind] = (imported[kind] ?? 0) + 1
     done += batch.length
     options.onProgress?.(done, total)

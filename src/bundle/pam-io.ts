@@ -19,7 +19,7 @@ import type { JsonValue } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { isRecordKind, kindSpec, type RecordKind } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
-import { madeAtOf, mergeRecords, type MergeReport } from './merge-records.js'
+import { mergeRecords, type MergeReport } from './merge-records.js'
 import { recordRefusal } from './record-check.js'
 import {
   artifactIdsOf, assertVerified, decodePam, disclose, encodePamCbor, encodePamJson, MAX_PAM_BYTES, pamFromRecords, recordsFromPam, verifyPam,
@@ -152,13 +152,9 @@ export async function importPam(memory: Memory, source: string, options: PamImpo
   }
   const envelope = artifactIdsOf(artifact)
   const companions = new Set([envelope.importEpisodeID, envelope.agentContextID, envelope.agentEntityID])
-  const madeAt = madeAtOf(artifact.created_at)
-  const merged = await mergeRecords(memory, byKind, {
-    ignore: ['ingestionTime'],
-    companions,
-    ...(madeAt !== undefined ? { madeAt } : {}),
-    ...(onProgress ? { onProgress: (done, total) => onProgress('import', done, total) } : {}),
-  })
+  // No `madeAt` (mergeRecords): the artifact's created_at is outside what its signature covers
+  // (pam-hash.ts), so anyone passing it on could backdate it and have newer values dropped.
+  const merged = await mergeRecords(memory, byKind, { ignore: ['ingestionTime'], companions, ...(onProgress ? { onProgress: (done, total) => onProgress('import', done, total) } : {}) })
 
   if (imported.personaAppends.length > 0) {
     const persona = await memory.get('persona')

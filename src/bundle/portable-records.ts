@@ -95,9 +95,8 @@ function sameInstant(held: string, given: string): boolean {
 /**
  * `record` with what `view` holds from a write at or after `from` (ms since the epoch, WriteTimes)
  * in place of the incoming value: a last-writer-wins field, an extension key or a text whole, a
- * map key by key (a key written since and unset here is left out). The same object when nothing
- * is kept. A field written since and unset here keeps the incoming value: a required field must
- * stay present, and an unset optional one is rare enough not to leave out.
+ * map key by key. One unset since is left out (the import's create then leaves it unset), unless
+ * the kind requires it (no honest write unsets one). The same object when nothing is kept.
  */
 export function keepNewerWrites(view: RecordView, record: JsonObject, times: WriteTimes, from: number): JsonObject {
   const spec = kindSpec(view.kind)
@@ -121,7 +120,14 @@ export function keepNewerWrites(view: RecordView, record: JsonObject, times: Wri
       continue
     }
     const written = Object.hasOwn(times.fields, key) ? times.fields[key] : undefined
-    if (written === undefined || written < from || held === undefined || alreadyHolds(view, { [key]: value }, canonicalJson)) continue
+    if (written === undefined || written < from) continue
+    if (held === undefined) {
+      if (fieldOf(spec, key)?.required === true) continue
+      out ??= { ...record }
+      delete out[key]
+      continue
+    }
+    if (alreadyHolds(view, { [key]: value }, canonicalJson)) continue
     ;(out ??= { ...record })[key] = held
   }
   return out ?? record

@@ -4,7 +4,7 @@
  * refuses the whole batch on any bad item, naming its index; nothing is written then.
  */
 import { assertArray, assertNonEmptyString, assertObject, assertOneOf, assertString } from '../assert.js'
-import { newTombstoneWins } from '../crdt/index.js'
+import { baseTextDocument, newTombstoneWins } from '../crdt/index.js'
 import type { JsonValue } from '../log/index.js'
 import { InputError, LimitError, relocate } from '../errors.js'
 // The codec's layout module alone: the rules a vendor kind and line keep in a `.mem` file.
@@ -23,7 +23,14 @@ export const CAIRN_EXTENSIONS_KIND = 'cairnExtensions'
 /** A foreign-lines event stays well under the body limit: several events when the lines are many. */
 const FOREIGN_CHUNK_BYTES = 256 * 1024
 
-export async function rememberMany(core: MemoryCore, records: readonly unknown[]): Promise<string[]> {
+/**
+ * @param madeAt when the records' source was made (an import; ms since the epoch): the create and
+ *   patches of a record not held before carry it (`madeAt`, at most the write's own time) and
+ *   its texts are made at that time, so WriteTimes shows when its values were current, not when
+ *   imported. A held record's are not: its create writes every field again, those the import
+ *   kept as held too (merge-records.ts), and one time for all would make those look older.
+ */
+export async function rememberMany(core: MemoryCore, records: readonly unknown[], madeAt?: number): Promise<string[]> {
   const list = assertArray(records, 'records')
   const built = list.map((record, index) => atIndex(`records[${index}]`, () => createEntry(core, record)))
   const states = await core.states(built.map((entry) => entry.id))
@@ -38,16 +45,26 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   // Texts go onto what is held, or onto an earlier create of the id in this list (onHeldTexts).
   // A record too large for one event is written as several, all in this one atomic batch.
   const now = core.now()
+  const sourceTime = madeAt === undefined ? undefined : Math.min(madeAt, now)
   const documents = new Map<string, Readonly<Record<string, Uint8Array>>>()
   const writes = built.map((created, index) => {
-    const { entries, texts } = atIndexOfLimit(`records[${index}]`, () => createWrites(created, documents.get(created.id) ?? states[index]?.texts, core.author, now))
+    const isNew = sourceTime !== undefined && states[index] === undefined && !documents.has(created.id)
+    // A new record's texts are made again from the base document at its source's time (as built, they carry now).
+    const held = documents.get(created.id) ?? states[index]?.texts ?? (isNew ? baseDocuments(created) : undefined)
+    const { entries, texts } = atIndexOfLimit(`records[${index}]`, () => createWrites(created, held, core.author, isNew ? sourceTime : now))
     documents.set(created.id, texts)
-    return entries
+    return isNew ? entries.map((entry) => (entry.op === MEMORY_OPS.text ? entry : { ...entry, data: { ...(entry.data as { [key: string]: JsonValue }), madeAt: sourceTime } })) : entries
   })
   await core.refuseDeletedParents(built, (index) => `records[${index}]`)
   const events = writes.flat()
   if (events.length > 0) await core.append(events.map(({ op, data }) => ({ op, data })))
   return built.map((entry) => entry.id)
+}
+
+/** The base document for each collaborative text a create carries. */
+function baseDocuments(entry: Entry): Record<string, Uint8Array> {
+  const texts = (entry.data as { readonly texts?: Readonly<Record<string, unknown>> }).texts ?? {}
+  return Object.fromEntries(Object.keys(texts).map((field) => [field, baseTextDocument()]))
 }
 
 /** A refusal of one record too large for its events, named by its place (`records[3].episode.details`) as atIndex names input errors. */

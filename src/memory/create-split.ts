@@ -19,6 +19,9 @@
  * whose fields that cannot move out (numbers, ids, lists such as procedure.steps) overflow a
  * body alone, is refused naming the field.
  *
+ * An import's creates and patches carry when their source was made (`madeAt`, WriteTimes): every
+ * body is measured against BODY_LIMIT, which leaves room for it.
+ *
  * Invariant: every event returned is measured and fits MAX_BODY_BYTES.
  */
 import { canonicalJson, MAX_BODY_BYTES, type JsonValue } from '../log/index.js'
@@ -62,15 +65,20 @@ export function createWrites(entry: CreateEntry, held: Documents | undefined, au
 export function assertCreateWritable(entry: CreateEntry): void {
   if (fitsOneBody(entry)) return
   const plan = planSplit(entry)
-  packPieces(entry.kind, entry.id, plan.pieces, MAX_BODY_BYTES - plan.createSize, plan.create)
+  packPieces(entry.kind, entry.id, plan.pieces, BODY_LIMIT - plan.createSize, plan.create)
 }
+
+/** Room kept in every body for `,"madeAt":<ms>` (an import's source time, added after the split). */
+const MADE_AT_BYTES = 32
+/** The size every create and patch is measured against. */
+const BODY_LIMIT = MAX_BODY_BYTES - MADE_AT_BYTES
 
 /** What a body holds beyond its data: `{"data":…,"op":"memory.create","salt":"<32 hex>"}`. */
 const BODY_ENVELOPE_BYTES = 128
 
 /** Bodies are measured exactly only when a cheap bound cannot tell (bulk writes are many and small). */
 function fitsOneBody(entry: Entry): boolean {
-  return sizeBound(entry.data, MAX_BODY_BYTES) + BODY_ENVELOPE_BYTES <= MAX_BODY_BYTES || entryBodySize(entry) <= MAX_BODY_BYTES
+  return sizeBound(entry.data, BODY_LIMIT) + BODY_ENVELOPE_BYTES <= BODY_LIMIT || entryBodySize(entry) <= BODY_LIMIT
 }
 
 /**
@@ -166,19 +174,21 @@ function planSplit(entry: CreateEntry): SplitPlan {
   // Plain strings too large together: the largest move out, "" in the create. One too large for
   // a patch stays, and the create is refused below naming it (as one too large for any event).
   const moved: Piece[] = []
-  const patchRoom = MAX_BODY_BYTES - entryBodySize({ op: MEMORY_OPS.patch, data: emptyPatch(kind, id) })
+  const patchRoom = BODY_LIMIT - entryBodySize({ op: MEMORY_OPS.patch, data: emptyPatch(kind, id) })
   const movable = Object.entries(plain)
     .filter(([name, value]) => typeof value === 'string' && isMovable(spec, name) && bytesOf(name) + bytesOf(value) + 2 <= patchRoom)
     .sort(([, a], [, b]) => (b as string).length - (a as string).length)
+  // Room is kept for the scope sets' elements too, which go into the create first.
+  const scopedBytes = scoped.reduce((sum, piece) => sum + bytesOf(piece.value) + 1, 0)
   for (const [name, value] of movable) {
-    if (createSize <= MAX_BODY_BYTES) break
+    if (createSize + scopedBytes <= BODY_LIMIT) break
     plain[name] = ''
     moved.push({ part: 'set', field: name, key: name, value })
     createSize = entryBodySize({ op: MEMORY_OPS.create, data: create })
   }
   pieces.unshift(...scoped)
   pieces.push(...moved)
-  if (createSize > MAX_BODY_BYTES) {
+  if (createSize > BODY_LIMIT) {
     // Named as a create too large is named, among the fields that cannot move out of it.
     const refusal = new LimitError('BODY_TOO_LARGE', `the fields that cannot be split across events make a body of ${createSize} bytes, over ${MAX_BODY_BYTES}`, { field: 'data' })
     throw nameOversizedRecord(refusal, [{ ...entry, data: create, fields: plain }])
@@ -195,17 +205,17 @@ function splitCreate(entry: CreateEntry, held: Documents | undefined, author: st
   const { kind, id } = entry
   const { create, createTexts, pieces, createSize } = planSplit(entry)
   const textFields = Object.keys(createTexts)
-  const patches = packPieces(kind, id, pieces, MAX_BODY_BYTES - createSize, create)
+  const patches = packPieces(kind, id, pieces, BODY_LIMIT - createSize, create)
   const texts: Record<string, Uint8Array> = { ...held }
   const textEntries: Entry[] = []
-  let createRoom = MAX_BODY_BYTES - entryBodySize({ op: MEMORY_OPS.create, data: create })
+  let createRoom = BODY_LIMIT - entryBodySize({ op: MEMORY_OPS.create, data: create })
   const textEventSize = (field: string): number => entryBodySize({ op: MEMORY_OPS.text, data: { kind, id, field, changes: [] } })
   for (const field of textFields) {
     const target = entry.fields[field]
     // An empty text changes no held text, as onHeldTexts has it.
     if (typeof target !== 'string' || target === '') continue
     const document = held !== undefined && Object.hasOwn(held, field) ? held[field] as Uint8Array : baseTextDocument()
-    const { steps, document: after } = textSteps(document, author, target, nowMs, createRoom, MAX_BODY_BYTES - textEventSize(field))
+    const { steps, document: after } = textSteps(document, author, target, nowMs, createRoom, BODY_LIMIT - textEventSize(field))
     const [first = [], ...rest] = steps
     createTexts[field] = first
     createRoom -= changesBytes(first)
@@ -220,7 +230,7 @@ function splitCreate(entry: CreateEntry, held: Documents | undefined, author: st
   for (const written of entries) {
     const size = entryBodySize(written)
     // The packing above counts bytes as they serialize: reaching this is a bug, refused before writing.
-    if (size > MAX_BODY_BYTES) throw new LimitError('BODY_TOO_LARGE', `a part of the split record is ${size} bytes, over ${MAX_BODY_BYTES}`, { field: kind })
+    if (size > BODY_LIMIT) throw new LimitError('BODY_TOO_LARGE', `a part of the split record is ${size} bytes, over ${BODY_LIMIT}`, { field: kind })
   }
   return { entries, texts }
 }
@@ -237,7 +247,7 @@ function emptyPatch(kind: string, id: string): { kind: string; id: string; set: 
  * @throws LimitError BODY_TOO_LARGE naming the field of a piece no event can hold
  */
 function packPieces(kind: string, id: string, pieces: readonly Piece[], room: number, create: JsonObject): JsonObject[] {
-  const patchRoom = MAX_BODY_BYTES - entryBodySize({ op: MEMORY_OPS.patch, data: emptyPatch(kind, id) })
+  const patchRoom = BODY_LIMIT - entryBodySize({ op: MEMORY_OPS.patch, data: emptyPatch(kind, id) })
   const patches: JsonObject[] = []
   let patch: ReturnType<typeof emptyPatch> | undefined
   let left = room

@@ -82,6 +82,11 @@ export interface LookupResult {
   readonly writeTimes?: WriteTimes
 }
 
+export interface RememberManyOptions {
+  /** When the records' source was made (ms since the epoch): an import's (Memory.rememberMany). */
+  readonly madeAt?: number
+}
+
 export interface LookupOptions {
   /** Also tell when what each field holds was written (`WriteTimes`). */
   readonly writeTimes?: boolean
@@ -89,10 +94,11 @@ export interface LookupOptions {
 
 /**
  * When what a record holds was written: the wall-clock time (ms since the epoch) of the event
- * whose write each field holds, by whichever replica wrote it. Last-writer-wins fields and
+ * whose write each field holds, by whichever replica wrote it, or, for an import's write, when
+ * its source was made (the event's `madeAt`, at most its own time). Last-writer-wins fields and
  * extension keys by their winning write (a written "unset" too); collaborative texts by their
- * latest change (Automerge keeps whole seconds); map fields per key. Sets and counters have no
- * single write that wins, and are not listed.
+ * latest change (Automerge keeps whole seconds; an import changes them at its source's time);
+ * map fields per key. Sets and counters have no single write that wins, and are not listed.
  */
 export interface WriteTimes {
   readonly fields: Readonly<Record<string, number>>

@@ -10,7 +10,7 @@
  * one atomic batch), then applies it to the projection before returning, so a read right after
  * a write sees it. Other replicas' events come in through `ingest`.
  */
-import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertObject, assertOptions, assertString, describeType } from '../assert.js'
+import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertNumber, assertObject, assertOptions, assertString, describeType } from '../assert.js'
 import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
 import { Mutex } from '../log/mutex.js'
 import { relayUrlProblem } from '../sync/relay-url.js'
@@ -33,7 +33,7 @@ import { listWithheld, noteWithheld, relayName, type WithheldReport, type Withhe
 import type { SyncClient, SyncOptions } from '../sync/sync-client.js'
 import type { ExportOptions, ExportResult, ImportOptions, ImportReport } from '../bundle/bundle-io.js'
 import type {
-  ForgetOptions, GetOptions, HistoryItem, IngestDeferredOptions, LookupOptions, LookupResult, MemoryChange, QueryInput, QueryPage, RecordStatus,
+  ForgetOptions, GetOptions, HistoryItem, IngestDeferredOptions, LookupOptions, LookupResult, MemoryChange, RememberManyOptions, QueryInput, QueryPage, RecordStatus,
   RecordUpdate, RememberInput, SearchHit, SearchOptions, SubscribeOptions, SupersedeOptions, TextEditOptions,
 } from './memory-types.js'
 import { parseFilter, parseAsOf, MAX_QUERY_LIMIT, DEFAULT_QUERY_LIMIT } from './memory-inputs.js'
@@ -170,11 +170,17 @@ export class Memory {
    * events under one signature (the bulk path for imports). Returns their ids in order. A record
    * too large for one event body goes as its create and further events of the record in the same
    * batch (create-split.ts); only a plain field too large for any event is refused.
+   * `options.madeAt` (ms since the epoch) says when the records' source was made, for imports:
+   * the events carry it, and `lookup(ids, { writeTimes: true })` then tells that time for the
+   * values they wrote (at most the write's own), so a later import of an older source leaves
+   * them be and one of a newer source writes over them (merge-records.ts).
    * @throws InputError naming the record index and field; LimitError BODY_TOO_LARGE naming
    *   `records[i].<kind>.<field>`; nothing is written on any refusal
    */
-  rememberMany(records: readonly RememberInput[]): Promise<string[]> {
-    return this.creating.run(() => bulk.rememberMany(this.core, records))
+  rememberMany(records: readonly RememberInput[], options: RememberManyOptions = {}): Promise<string[]> {
+    const given = assertOptions(options, ['madeAt'], 'options').madeAt
+    const madeAt = given === undefined ? undefined : assertNumber(given, 'options.madeAt')
+    return this.creating.run(() => bulk.rememberMany(this.core, records, madeAt))
   }
 
   /**
@@ -410,6 +416,7 @@ export class Memory {
     const writeTimes = given === undefined ? false : assertBoolean(given, 'options.writeTimes')
     await this.core.settled()
     const [states, views] = await Promise.all([this.core.states(list), this.core.reader.getMany(list)])
+    const times = writeTimes ? await writeTimesOf(states.map((state, i) => (views[i] !== undefined && state?.tombstone?.op !== 'delete' ? state : undefined)), this.engine.log) : undefined
     return list.map((_, i) => {
       const state = states[i]
       const tombstone = state?.tombstone
@@ -420,7 +427,7 @@ export class Memory {
         status,
         ...(shown ? { view: shown } : {}),
         ...(status === 'deleted' ? { kind: state?.kind as RecordKind } : {}),
-        ...(shown && writeTimes && state ? { writeTimes: writeTimesOf(state) } : {}),
+        ...(shown && times?.[i] ? { writeTimes: times[i] } : {}),
       }
     })
   }

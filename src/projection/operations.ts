@@ -2,8 +2,9 @@
  * Memory operations as event bodies: the `op` names and `data` shapes that the Memory API writes
  * to the log and the projection reads back. Each event carries one operation on one record.
  *
- *   memory.create     { kind, id, fields, texts?: { field: [base64 Automerge change] }, ext? }
- *   memory.patch      { kind, id, set, unset, add, remove, increment, ext, unsetExt }
+ *   memory.create     { kind, id, fields, texts?: { field: [base64 Automerge change] }, ext?, madeAt? }
+ *   memory.patch      { kind, id, set, unset, add, remove, increment, ext, unsetExt, madeAt? }
+ *                     (madeAt: when an import's source was made, ms; read only by WriteTimes)
  *   memory.text       { kind, id, field, changes: [base64 Automerge change] }
  *   memory.supersede  { kind, id, by, at, validFrom, confidence, source }
  *   memory.delete     { kind, id, tombstone, derived: [{ kind, id }] }

@@ -11,15 +11,15 @@
  * does for a record never seen: it used to take it from the importer's view, so two bundles
  * imported in either order showed different skeletons (found by the bundle-merge property).
  *
- * A bundle made before this replica wrote a field does not undo that write (its manifest's or
- * artifact's creation time against the field's write time): importing an old backup used to
- * put back every value it held.
+ * A `.mem` bundle made before this replica wrote a field does not undo that write (its
+ * manifest's creation time against the field's write time): importing an old backup used to
+ * put back every value it held. What an import writes for a record new here carries the
+ * bundle's time, so a newer bundle imported later still writes over it.
  */
-import path from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
-import { tempBundlePath, tempDir } from './helpers/mem-fixtures.js'
+import { tempBundlePath } from './helpers/mem-fixtures.js'
 import { rejection } from '../helpers/error-code.js'
 
 describe('importing counters', () => {
@@ -88,7 +88,7 @@ describe('importing a bundle made before what this replica wrote since', () => {
       vi.setSystemTime(at('09:50:00'))
       const source = await Memory.open()
       const target = await Memory.open()
-      await source.remember({ kind: 'episode', id: 'ep_s', summary: 'first', details: 'first details', metadata: { a: '1', b: '1' }, x_vendor: 'v1' })
+      await source.remember({ kind: 'episode', id: 'ep_s', summary: 'first', details: 'first details', metadata: { a: '1', b: '1' }, x_vendor: 'v1', x_gone: 'g', sourceID: 'src-1' })
       await source.remember({ kind: 'core', id: 'human', content: 'first text' })
       const start = tempBundlePath()
       await source.export(start)
@@ -99,14 +99,14 @@ describe('importing a bundle made before what this replica wrote since', () => {
       vi.setSystemTime(at('10:00:00.700'))
       const old = tempBundlePath()
       await source.export(old)
-      // Within the second the bundle names: it may have seen this write, and its value is written.
+      // Within the second the bundle names (it has whole seconds): it may not have seen this write, which stays.
       vi.setSystemTime(at('10:00:00.900'))
       await target.update('ep_s', { set: { sourceType: 'edited in the same second' } })
       vi.setSystemTime(at('10:05:00'))
-      await target.update('ep_s', { set: { summary: 'edited since', metadata: { a: '2' }, x_vendor: 'v2' } })
+      await target.update('ep_s', { set: { summary: 'edited since', metadata: { a: '2' }, x_vendor: 'v2' }, unset: ['x_gone', 'sourceID'] })
       await target.editText('human', 'edited since')
       const [episodeTimes, humanTimes] = await target.lookup(['ep_s', 'human'], { writeTimes: true })
-      expect(episodeTimes?.writeTimes?.fields).toMatchObject({ summary: at('10:05:00'), x_vendor: at('10:05:00'), details: at('09:55:00'), sourceType: at('10:00:00.900') })
+      expect(episodeTimes?.writeTimes?.fields).toMatchObject({ summary: at('10:05:00'), x_vendor: at('10:05:00'), x_gone: at('10:05:00'), details: at('09:55:00'), sourceType: at('10:00:00.900') })
       expect(episodeTimes?.writeTimes?.entries.metadata).toEqual({ a: at('10:05:00'), b: at('09:50:00') })
       expect(humanTimes?.writeTimes?.fields.content).toBe(at('10:05:00'))
       expect((await target.lookup(['ep_s']))[0]?.writeTimes).toBeUndefined()
@@ -115,7 +115,10 @@ describe('importing a bundle made before what this replica wrote since', () => {
       vi.setSystemTime(at('10:10:00'))
       const report = await target.import(old)
       const episode = await target.get('ep_s')
-      expect(episode).toMatchObject({ summary: 'edited since', metadata: { a: '2', b: '1' }, x_vendor: 'v2', details: 'first details', sourceType: 'note' })
+      expect(episode).toMatchObject({ summary: 'edited since', metadata: { a: '2', b: '1' }, x_vendor: 'v2', details: 'first details', sourceType: 'edited in the same second' })
+      // Unset since: they stay unset.
+      expect(episode?.x_gone).toBeUndefined()
+      expect(episode?.sourceID).toBeUndefined()
       expect((await target.get('human'))?.content).toBe('edited since')
       expect(report).toMatchObject({ format: 'mem', imported: { episode: 1 }, keptNewer: 2 })
 
@@ -140,25 +143,31 @@ describe('importing a bundle made before what this replica wrote since', () => {
     }
   })
 
-  it('a stale PAM artifact undoes no edit made after it was made (its created_at)', async () => {
+  it('two backups restored oldest first: the newer one writes over what the older one brought (imported values carry their source\'s time)', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     try {
-      vi.setSystemTime(at('09:50:00'))
+      vi.setSystemTime(at('09:00:00'))
       const source = await Memory.open()
+      await source.remember({ kind: 'episode', id: 'ep_b', summary: 'first', metadata: { k: '1' } })
+      await source.remember({ kind: 'core', id: 'human', content: 'first text' })
+      const older = tempBundlePath()
+      await source.export(older)
+      vi.setSystemTime(at('09:30:00'))
+      await source.update('ep_b', { set: { summary: 'second', metadata: { k: '2' } } })
+      await source.editText('human', 'second text')
+      const newer = tempBundlePath()
+      await source.export(newer)
+
+      vi.setSystemTime(at('10:00:00'))
       const target = await Memory.open()
-      await source.remember({ kind: 'episode', id: 'ep_1', summary: 'Prefers tea' })
-      await source.remember({ kind: 'fact', id: 'fact_1', episodeID: 'ep_1', subject: 'user', predicate: 'prefers', object: 'tea' })
-      const artifact = path.join(tempDir(), 'memory.pam')
-      await source.export(artifact, { format: 'pam' })
-      await target.import(artifact, { trustedKeys: [source.author] })
+      await target.import(older)
+      const [times] = await target.lookup(['ep_b'], { writeTimes: true })
+      expect(times?.writeTimes?.fields.summary).toBe(at('09:00:00'))
       vi.setSystemTime(at('10:05:00'))
-      await target.update('fact_1', { set: { confidence: 0.2 } })
-      await target.update('ep_1', { set: { summary: 'Prefers coffee now' } })
-      vi.setSystemTime(at('10:10:00'))
-      const report = await target.import(artifact, { trustedKeys: [source.author] })
-      expect((await target.get('fact_1'))?.confidence).toBe(0.2)
-      expect((await target.get('ep_1'))?.summary).toBe('Prefers coffee now')
-      expect(report).toMatchObject({ format: 'pam', imported: {}, keptNewer: 2 })
+      const report = await target.import(newer)
+      expect(report).toMatchObject({ imported: { episode: 1, core: 1 }, keptNewer: 0 })
+      expect(await target.get('ep_b')).toMatchObject({ summary: 'second', metadata: { k: '2' } })
+      expect((await target.get('human'))?.content).toBe('second text')
       await source.close()
       await target.close()
     } finally {

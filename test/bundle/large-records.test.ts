@@ -7,7 +7,7 @@
  * refused, naming it, before anything is written.
  */
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { MAX_BODY_BYTES } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { createWrites } from '../../src/memory/create-split.js'
@@ -79,15 +79,23 @@ describe('records too large for one event body', () => {
   }, 60_000)
 
   it('a held block takes the bundle\'s large text whatever it held: what differs is replaced in steps', async () => {
-    const source = await open()
-    await source.remember({ kind: 'core', id: 'human', content: 'shared start ' })
-    await source.appendText('human', mixedText(400_000, 'bundle one'))
-    await source.appendText('human', mixedText(400_000, 'bundle two'))
-    const target = await open()
-    // The target edited the block on its own: a long text of its own goes, the common start stays.
-    await target.remember({ kind: 'core', id: 'human', content: `shared start ${mixedText(100_000, 'held')}` })
-    await roundTrip(source, target)
-    expect(await target.get('human')).toEqual(await source.get('human'))
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(Date.UTC(2026, 5, 1, 9))
+      const source = await open()
+      await source.remember({ kind: 'core', id: 'human', content: 'shared start ' })
+      await source.appendText('human', mixedText(400_000, 'bundle one'))
+      await source.appendText('human', mixedText(400_000, 'bundle two'))
+      const target = await open()
+      // The target edited the block on its own before the bundle was made (a write in or after
+      // the bundle's second would be kept): a long text of its own goes, the common start stays.
+      await target.remember({ kind: 'core', id: 'human', content: `shared start ${mixedText(100_000, 'held')}` })
+      vi.setSystemTime(Date.UTC(2026, 5, 1, 10))
+      await roundTrip(source, target)
+      expect(await target.get('human')).toEqual(await source.get('human'))
+    } finally {
+      vi.useRealTimers()
+    }
   }, 60_000)
 
   it('an entity whose aliases outgrew one body (many updates) travels through .mem in order', async () => {
@@ -168,6 +176,13 @@ describe('records too large for one event body', () => {
     const [create, ...patches] = entries.map((written) => written.data as { fields?: { tags?: string[]; aliases?: string[] }; add?: { aliases?: string[] } })
     expect(create?.fields?.tags).toEqual(['project-x'])
     expect([...(create?.fields?.aliases ?? []), ...patches.flatMap((patch) => patch.add?.aliases ?? [])]).toEqual(aliases)
+
+    // A long string that leaves no room for them moves out instead (reviewed: 474 of 2,000 tags went to a patch).
+    const tags = Array.from({ length: 2_000 }, (_, i) => `tag-${i}`)
+    const named = buildCreateEntry(context, { kind: 'entity', id: 'ent_named', type: 'person', canonicalName: 'n'.repeat(1_030_000), tags })
+    const [first, ...rest] = createWrites(named, undefined, author, context.nowMs).entries.map((written) => written.data as { fields?: { tags?: string[]; canonicalName?: string }; set?: { canonicalName?: string } })
+    expect(first?.fields?.tags).toEqual(tags)
+    expect(rest.find((patch) => patch.set?.canonicalName !== undefined)?.set?.canonicalName).toHaveLength(1_030_000)
   })
 
   it('a PAM artifact carrying such a record imports too (importPam merges through the same path)', async () => {

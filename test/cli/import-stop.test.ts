@@ -96,5 +96,12 @@ describe('stopping a long import', () => {
       expect(refused.code).toBe(2)
       expect(refused.stderr).toMatch(/^cairn: BAD_ENV: CAIRN_PROGRESS_MS must be a whole number of milliseconds/)
     }
+    // A sync reads it before it connects: refused with a client running, the process never exited
+    // (the client kept retrying); it must be gone well before a sync's 30 s timeout.
+    const child = startCli(['sync', 'ws://127.0.0.1:9', '--dir', dir], { env: { CAIRN_PROGRESS_MS: 'soon' } })
+    const sync = await Promise.race([child.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 10_000))])
+    if (sync === undefined) await child.stop('SIGKILL')
+    expect(sync?.code).toBe(2)
+    expect(sync?.stderr).toMatch(/^cairn: BAD_ENV: CAIRN_PROGRESS_MS/)
   })
 })

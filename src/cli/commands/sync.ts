@@ -58,9 +58,11 @@ class Outcome {
 }
 
 async function syncOnce(memory: Memory, url: string, options: SyncOptions, timeoutMs: number, context: CliContext, json: boolean): Promise<number> {
+  // Read before the sync starts: a refusal thrown with a client running left the command hanging.
+  const intervalMs = progressIntervalMs(context)
   const client = await memory.sync(url, { ...options, live: false })
   const outcome = new Outcome(client, true)
-  const progress = new SyncProgress(client, context.stderr, progressIntervalMs(context), (totals) => `catching up: ${totals.received} received, ${totals.sent} sent\n`)
+  const progress = new SyncProgress(client, context.stderr, intervalMs, (totals) => `catching up: ${totals.received} received, ${totals.sent} sent\n`)
   const stop = watchForStop(context)
   let timer: NodeJS.Timeout | undefined
   const deadline = (): Promise<'timeout'> => new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs) })
