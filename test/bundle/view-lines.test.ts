@@ -67,7 +67,7 @@ describe('ViewLine', () => {
   })
 
   it('numbers, integers and booleans are cut as they are exactly when the codec keeps them so', () => {
-    const number = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.constantFrom(0, -0, 1, -1, 0.5, 1e-7, 5e-324, 1e21, 123456789012345680000))
+    const number = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.constantFrom(0, -0, 1, -1, 0.5, 1e-7, 5e-324, 1e21, 123456789012345680000, -2284690239202610, 999_999_999_999_999))
     const integer = fc.oneof(fc.integer({ min: -5, max: 1_000 }), fc.constantFrom(0, -0, 999_999_999_999_999, 1_000_000_000_000_000, Number.MAX_SAFE_INTEGER))
     fc.assert(fc.property(number, number, integer, fc.boolean(), (confidence, importance, accessCount, pinned) => {
       const view = { ...episode, confidence, importance, accessCount, pinned }
@@ -75,7 +75,11 @@ describe('ViewLine', () => {
       // The view's own text of each value, and whether the codec writes that same text.
       const written = (value: number | boolean): string => canonicalJson(value)
       const plainInteger = Number.isSafeInteger(accessCount) && accessCount >= 0 && Math.abs(accessCount) < 1e15
-      if (Object.is(confidence, -0) || Object.is(importance, -0) || !plainInteger) {
+      // A number written as an integer of more than 15 digits may be an exact integer beyond
+      // 2^53, which an import refuses in a number field: the export must parse it to check.
+      const longInteger = (value: number): boolean => /^-?\d{16,}$/.test(written(value))
+      if (longInteger(confidence) || longInteger(importance)) expect(cut).toBeUndefined()
+      if (Object.is(confidence, -0) || Object.is(importance, -0) || !plainInteger || longInteger(confidence) || longInteger(importance)) {
         if (cut !== undefined) expect(cut.line().toString('utf8')).toBe(codecLine(view))
         return
       }
