@@ -20,7 +20,7 @@ import { assertBoolean, assertOptions, assertString } from '../assert.js'
 import { CairnError, InputError, relocate } from '../errors.js'
 import type { Memory } from '../memory/index.js'
 import { compareCodePoints, parseJson, type JsonValue } from '../log/index.js'
-import { assertMaskedPreview, formatTimestamp, kindSpec, normalizeTimestamp, RECORD_KINDS, readRecordId, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
+import { assertMaskedPreview, formatTimestamp, kindSpec, LAST_TIMESTAMP_MS, normalizeTimestamp, RECORD_KINDS, readRecordId, recordIdFor, type RecordKind, type RecordView } from '../projection/index.js'
 import { auditRows } from './audit-trail.js'
 import { CAIRN_EXTENSIONS_KIND, extensionLine } from './cairn-extensions.js'
 import { MemBundleBuilder, writeBuiltBundle, type ProgressCallback, type WriteResult } from './mem/index.js'
@@ -210,7 +210,9 @@ export async function exportMem(memory: Memory, dir: string, options: MemExportO
   const total = await memory.recordCount()
   const builder = new MemBundleBuilder({
     generator,
-    createdAt: formatTimestamp(Date.now()),
+    // In the clock of the space's events (the physical time unless a writer's clock ran ahead
+    // and every later write's time with it): an import compares its write times with this.
+    createdAt: formatTimestamp(Math.min(memory.log.clockWall(), LAST_TIMESTAMP_MS)),
     exportMode: since ? 'incremental' : 'full',
     ...(since ? { since: since.text } : {}),
     // L2: deletion reaches every copy (tombstones, no resurrection). L3 (spec notes §10) adds the

@@ -65,10 +65,13 @@ export interface MergeOptions {
   readonly checked?: boolean
 }
 
-/** A source's `createdAt` in ms since the epoch, when it is a time (its codec checked the form). */
+/**
+ * A source's `createdAt` in ms since the epoch, when it is a time (its codec checked the form)
+ * no earlier than 1970: no event of any replica is older, so an earlier one tells nothing.
+ */
 export function madeAtOf(createdAt: unknown): number | undefined {
   const ms = typeof createdAt === 'string' ? Date.parse(createdAt) : Number.NaN
-  return Number.isFinite(ms) ? ms : undefined
+  return Number.isSafeInteger(ms) && ms >= 0 ? ms : undefined
 }
 
 /** Records are written in batches of this many (one signed append and one projection run each). */
@@ -118,7 +121,7 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
         const { status, view } = own[i] as LookupResult
         return status === 'visible' && view && !alreadyHolds(view, comparedOf(givens[i] as JsonObject), canonical) ? [i] : []
       })
-      const times = changing.length > 0 ? await memory.lookup(changing.map((i) => ids[i] as string), { writeTimes: true }) : []
+      const times = newerFrom !== undefined && changing.length > 0 ? await memory.lookup(changing.map((i) => ids[i] as string), { writeTimes: { from: newerFrom } }) : []
       const timesAt = new Map(changing.map((index, n) => [index, times[n]?.writeTimes]))
       batch.forEach((_, i) => {
         const { status, view } = own[i] as LookupResult

@@ -470,6 +470,15 @@ export class SpaceLog {
     return heads.sort()
   }
 
+  /**
+   * The wall time (ms) an event appended now would carry: the physical time, or the largest wall
+   * of the events held if a writer's clock ran ahead. What "now" is in the clock of this space's
+   * events, which write times are read in.
+   */
+  clockWall(): number {
+    return nextHlc(this.clock.nowMs(), [...this.state.tips.values()].map((tip) => tip.clock)).wall
+  }
+
   /** For each author, the highest seq applied here. */
   versionVector(): VersionVector {
     const vector: Record<string, number> = {}

@@ -170,16 +170,16 @@ export class Memory {
    * events under one signature (the bulk path for imports). Returns their ids in order. A record
    * too large for one event body goes as its create and further events of the record in the same
    * batch (create-split.ts); only a plain field too large for any event is refused.
-   * `options.madeAt` (ms since the epoch) says when the records' source was made, for imports:
+   * `options.madeAt` (whole ms since the epoch, at least 0) says when the records' source was made, for imports:
    * the events carry it, and `lookup(ids, { writeTimes: true })` then tells that time for the
    * values they wrote (at most the write's own), so a later import of an older source leaves
    * them be and one of a newer source writes over them (merge-records.ts).
    * @throws InputError naming the record index and field; LimitError BODY_TOO_LARGE naming
    *   `records[i].<kind>.<field>`; nothing is written on any refusal
    */
-  rememberMany(records: readonly RememberInput[], options: RememberManyOptions = {}): Promise<string[]> {
+  async rememberMany(records: readonly RememberInput[], options: RememberManyOptions = {}): Promise<string[]> {
     const given = assertOptions(options, ['madeAt'], 'options').madeAt
-    const madeAt = given === undefined ? undefined : assertNumber(given, 'options.madeAt')
+    const madeAt = given === undefined ? undefined : assertInteger(given, 'options.madeAt', 0)
     return this.creating.run(() => bulk.rememberMany(this.core, records, madeAt))
   }
 
@@ -413,10 +413,11 @@ export class Memory {
   async lookup(ids: readonly string[], options: LookupOptions = {}): Promise<LookupResult[]> {
     const list = assertArray(ids, 'ids').map((id, i) => assertNonEmptyString(id, `ids[${i}]`))
     const given = assertOptions(options, ['writeTimes'], 'options').writeTimes
-    const writeTimes = given === undefined ? false : assertBoolean(given, 'options.writeTimes')
+    const writeTimes = given === undefined ? false : typeof given === 'object' ? true : assertBoolean(given, 'options.writeTimes')
+    const from = typeof given === 'object' ? assertNumber(assertOptions(given, ['from'], 'options.writeTimes').from, 'options.writeTimes.from') : undefined
     await this.core.settled()
     const [states, views] = await Promise.all([this.core.states(list), this.core.reader.getMany(list)])
-    const times = writeTimes ? await writeTimesOf(states.map((state, i) => (views[i] !== undefined && state?.tombstone?.op !== 'delete' ? state : undefined)), this.engine.log) : undefined
+    const times = writeTimes ? await writeTimesOf(states.map((state, i) => (views[i] !== undefined && state?.tombstone?.op !== 'delete' ? state : undefined)), this.engine.log, from) : undefined
     return list.map((_, i) => {
       const state = states[i]
       const tombstone = state?.tombstone

@@ -8,10 +8,15 @@ import { lastTextChangeTime, type RecordState, type Stamp } from '../crdt/index.
 import type { SpaceLog } from '../log/index.js'
 import type { WriteTimes } from './memory-types.js'
 
-/** The write times of each state (undefined for none), reading each winning event once. */
-export async function writeTimesOf(states: readonly (RecordState | undefined)[], log: Pick<SpaceLog, 'getBySeq'>): Promise<(WriteTimes | undefined)[]> {
+/**
+ * The write times of each state (undefined for none), reading each winning event once. With
+ * `from`, a write whose event is older than it is given its event's time unread: its source's
+ * time is at most that, so it is before `from` either way (all an import asks).
+ */
+export async function writeTimesOf(states: readonly (RecordState | undefined)[], log: Pick<SpaceLog, 'getBySeq'>, from?: number): Promise<(WriteTimes | undefined)[]> {
   const sourceTimes = new Map<string, Promise<number | undefined>>()
   const timeOf = async (stamp: Stamp): Promise<number> => {
+    if (from !== undefined && stamp.wall < from) return stamp.wall
     const key = `${stamp.author}:${stamp.seq}`
     let found = sourceTimes.get(key)
     if (found === undefined) {

@@ -19,7 +19,7 @@ export {
   type RecordKind, type KindSpec, type FieldSpec, type FieldType, type MergeClass, type FieldDefault,
 } from './kind-table.js'
 export { hashParts, recordIdFor, newRecordId, readRecordId, MAX_ID_LENGTH, TOMBSTONE_ID_PREFIX, RANDOM_ID_BYTES, KEY_ID_HEX_LENGTH } from './record-ids.js'
-export { normalizeTimestamp, formatTimestamp, parseTimestamp, MAX_TIMESTAMP_LENGTH } from './timestamps.js'
+export { normalizeTimestamp, formatTimestamp, parseTimestamp, MAX_TIMESTAMP_LENGTH, LAST_TIMESTAMP_MS } from './timestamps.js'
 export {
   validateCreate, deriveSummary, deriveFactText, assertMaskedPreview,
   SUMMARY_MAX_CODE_POINTS, PREVIEW_MAX_UNMASKED_CODE_POINTS, PREVIEW_MIN_MASK_RUN,

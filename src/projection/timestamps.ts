@@ -22,6 +22,8 @@ const MS_PER_MINUTE = 60_000
 /** 0000-01-01T00:00:00Z (Date.UTC would read year 0 as 1900) and 9999-12-31T23:59:59.999Z. */
 const MIN_MS = -62_167_219_200_000
 const MAX_MS = 253_402_300_799_999
+/** The last instant a timestamp can hold (9999-12-31T23:59:59.999Z). */
+export const LAST_TIMESTAMP_MS = MAX_MS
 
 function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0

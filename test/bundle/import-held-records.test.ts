@@ -16,10 +16,12 @@
  * put back every value it held. What an import writes for a record new here carries the
  * bundle's time, so a newer bundle imported later still writes over it.
  */
+import path from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
+import { madeAtOf } from '../../src/bundle/merge-records.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
-import { tempBundlePath } from './helpers/mem-fixtures.js'
+import { editManifest, tempBundlePath, tempDir } from './helpers/mem-fixtures.js'
 import { rejection } from '../helpers/error-code.js'
 
 describe('importing counters', () => {
@@ -44,10 +46,11 @@ describe('importing counters', () => {
     expect(again.format === 'mem' && again.imported).toEqual({})
     expect((await target.get('ep_counted'))?.accessCount).toBe(5)
 
-    // The older bundle, with a lower count and another summary: the summary is written, the count stays.
+    // The older bundle, with a lower count and another summary: the count stays, and so does the
+    // summary edited here since (the clock never moved: in the bundle's own second, so after it).
     await target.update('ep_counted', { set: { summary: 'edited here' } })
     await target.import(low)
-    expect((await target.get('ep_counted'))?.summary).toBe('counted')
+    expect((await target.get('ep_counted'))?.summary).toBe('edited here')
     expect((await target.get('ep_counted'))?.accessCount).toBe(5)
     await source.close()
     await target.close()
@@ -170,6 +173,167 @@ describe('importing a bundle made before what this replica wrote since', () => {
       expect((await target.get('human'))?.content).toBe('second text')
       await source.close()
       await target.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('a held record\'s write an import kept stays as new as it was: a bundle made between the two does not undo it', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(at('09:00:00'))
+      const source = await Memory.open()
+      await source.remember({ kind: 'episode', id: 'ep_h', summary: 'first', details: 'd1' })
+      const first = tempBundlePath()
+      await source.export(first)
+      const target = await Memory.open()
+      await target.import(first)
+      vi.setSystemTime(at('09:10:00'))
+      await source.update('ep_h', { set: { summary: 'middle', details: 'd2' } })
+      const middle = tempBundlePath()
+      await source.export(middle)
+      vi.setSystemTime(at('09:20:00'))
+      await target.update('ep_h', { set: { summary: 'edited here' } })
+      vi.setSystemTime(at('09:30:00'))
+      await source.update('ep_h', { set: { details: 'd3' } })
+      // Said to be made at 09:05 but holding other details than the target now: the import writes
+      // the record again (the details) and keeps the summary edited at 09:20. Were that write to
+      // carry the bundle's 09:05 for the summary too, it would look older than the 09:10 bundle.
+      const stale = tempBundlePath()
+      await source.export(stale)
+      editManifest(stale, (manifest) => { manifest.createdAt = '2026-06-01T09:05:00Z' })
+      expect(await target.import(stale)).toMatchObject({ imported: { episode: 1 }, keptNewer: 1 })
+      expect(await target.get('ep_h')).toMatchObject({ summary: 'edited here', details: 'd3' })
+      vi.setSystemTime(at('09:40:00'))
+      expect(await target.import(middle)).toMatchObject({ keptNewer: 1 })
+      expect(await target.get('ep_h')).toMatchObject({ summary: 'edited here' })
+      await source.close()
+      await target.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('a bundle\'s time is read in the clock of the space\'s events: a writer whose clock runs ahead moves both alike', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(at('09:00:00'))
+      const hour = 3_600_000
+      const ahead = new ManualClock(at('10:00:00'))
+      const owner = await Memory.open()
+      const fast = await Memory.open({ clock: ahead, space: owner.space })
+      const other = await Memory.open({ space: owner.space })
+      await owner.grant(fast.author)
+      await owner.grant(other.author)
+      const sync = async (to: Memory, from: Memory): Promise<void> => { await to.ingest(await from.events(to.versionVector())) }
+      await sync(fast, owner)
+      await fast.remember({ kind: 'episode', id: 'ep_fast', summary: 'from a clock an hour ahead' })
+      await sync(owner, fast)
+      await owner.remember({ kind: 'episode', id: 'ep', summary: 'old' })
+      vi.setSystemTime(at('09:20:00'))
+      ahead.set(Date.now() + hour)
+      await sync(fast, owner)
+      await fast.update('ep_fast', { set: { summary: 'still ahead' } })
+      await sync(other, fast)
+      await other.update('ep', { set: { summary: 'new' } })
+      vi.setSystemTime(at('09:25:00'))
+      const bundle = tempBundlePath()
+      await other.export(bundle)
+      // What it wrote at 09:20 is dated 10:20 like every write after the fast one: so is its bundle.
+      const [times] = await other.lookup(['ep'], { writeTimes: true })
+      expect(times?.writeTimes?.fields.summary).toBe(at('10:20:00'))
+      expect(owner.log.clockWall()).toBe(at('10:00:00'))
+      // The owner's 'old' carries 10:00 (a physical 09:00): older than the bundle, so written over.
+      vi.setSystemTime(at('09:30:00'))
+      expect(await owner.import(bundle)).toMatchObject({ imported: { episode: 2 }, keptNewer: 0 })
+      expect((await owner.get('ep'))?.summary).toBe('new')
+      expect((await owner.get('ep_fast'))?.summary).toBe('still ahead')
+      for (const memory of [owner, fast, other]) await memory.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('an import\'s source time is never after the event that carries it, and a write time never after its event', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(at('09:00:00'))
+      const memory = await Memory.open()
+      await memory.rememberMany([{ kind: 'episode', id: 'ep_future', summary: 'a source dated later' }], { madeAt: at('12:00:00') })
+      await memory.rememberMany([{ kind: 'episode', id: 'ep_past', summary: 'a source dated earlier' }], { madeAt: at('08:00:00') })
+      // Another writer's body can say anything: a source time after its own event counts as the event's.
+      await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_signed', fields: { summary: 's' }, madeAt: at('23:00:00') } })
+      const times = await memory.lookup(['ep_future', 'ep_past', 'ep_signed'], { writeTimes: true })
+      expect(times.map((item) => item.writeTimes?.fields.summary)).toEqual([at('09:00:00'), at('08:00:00'), at('09:00:00')])
+      // With `from`, times only need to tell before from after it: an event older than it is not read.
+      vi.setSystemTime(at('09:30:00'))
+      const from = await memory.lookup(['ep_past'], { writeTimes: { from: at('09:10:00') } })
+      expect(from[0]?.writeTimes?.fields.summary).toBe(at('09:00:00'))
+      const after = await memory.lookup(['ep_past'], { writeTimes: { from: at('08:30:00') } })
+      expect(after[0]?.writeTimes?.fields.summary).toBe(at('08:00:00'))
+      expect(await rejection(memory.lookup(['ep_past'], { writeTimes: { from: 'soon' } as unknown as { from: number } }))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'options.writeTimes.from' } })
+      expect(await rejection(memory.lookup(['ep_past'], { writeTimes: { since: 1 } as unknown as { from: number } }))).toMatchObject({ code: 'UNKNOWN_FIELD', where: { field: 'options.writeTimes.since' } })
+      await memory.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('rememberMany takes a source time of whole milliseconds since 1970, naming the option otherwise; nothing is written', async () => {
+    const memory = await Memory.open()
+    const before = memory.versionVector()
+    for (const [madeAt, code] of [[-1, 'OUT_OF_RANGE'], [0.5, 'WRONG_TYPE'], [-1.2345678901234567e300, 'WRONG_TYPE'], [Number.NaN, 'WRONG_TYPE']] as const) {
+      expect(await rejection(memory.rememberMany([{ kind: 'episode', summary: 's' }], { madeAt })), String(madeAt)).toMatchObject({ code, where: { field: 'options.madeAt' } })
+    }
+    expect(memory.versionVector()).toEqual(before)
+    await memory.close()
+  })
+
+  it('a source dated before 1970, or not at all, gives no time: the import writes as it always did', () => {
+    expect(madeAtOf('2026-06-01T09:00:00Z')).toBe(at('09:00:00'))
+    expect(madeAtOf('2026-06-01T09:00:00.250Z')).toBe(at('09:00:00.250'))
+    expect(madeAtOf('1969-12-31T23:59:59Z')).toBeUndefined()
+    expect(madeAtOf('not a time')).toBeUndefined()
+    expect(madeAtOf(undefined)).toBeUndefined()
+  })
+
+  it('a bundle dated with milliseconds keeps a held write in its own second, before the milliseconds too', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(at('09:00:00'))
+      const source = await Memory.open()
+      await source.remember({ kind: 'episode', id: 'ep_ms', summary: 'from the bundle' })
+      const bundle = tempBundlePath()
+      await source.export(bundle)
+      editManifest(bundle, (manifest) => { manifest.createdAt = '2026-06-01T09:05:00.900Z' })
+      const target = await Memory.open()
+      await target.remember({ kind: 'episode', id: 'ep_ms', summary: 'first here' })
+      vi.setSystemTime(at('09:05:00.100'))
+      await target.update('ep_ms', { set: { summary: 'written in the bundle\'s second' } })
+      vi.setSystemTime(at('09:10:00'))
+      expect(await target.import(bundle)).toMatchObject({ keptNewer: 1 })
+      expect((await target.get('ep_ms'))?.summary).toBe('written in the bundle\'s second')
+      await source.close()
+      await target.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('a PAM import writes its values over later edits: its creation time is outside what its signature covers', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(at('09:00:00'))
+      const memory = await Memory.open()
+      await memory.remember({ kind: 'episode', id: 'ep_pam', summary: 'in the artifact' })
+      const artifact = path.join(tempDir(), 'memory.pam')
+      await memory.export(artifact, { format: 'pam' })
+      vi.setSystemTime(at('09:30:00'))
+      await memory.update('ep_pam', { set: { summary: 'edited since' } })
+      const report = await memory.import(artifact)
+      expect(report).toMatchObject({ format: 'pam', keptNewer: 0 })
+      expect((await memory.get('ep_pam'))?.summary).toBe('in the artifact')
+      await memory.close()
     } finally {
       vi.useRealTimers()
     }
