@@ -622,7 +622,10 @@ export class ProjectionBatch {
         this.erase.add(event.id)
         // Erased because of a redaction: the parents it names are learned all the same, so the
         // record is deleted with them as where this body came before the redaction (TaughtParents).
-        const known = new Set(parentIds(current))
+        // Those learned at a seal are not known here: a cut before the seal teaches them from
+        // this body, and so must every cut (the teachings are part of what a rebuild replays).
+        const { otherParents: _learnedAtSeal, ...unlearned } = current
+        const known = new Set(parentIds(unlearned))
         const parents = current.tombstone?.op === 'redact' ? parentsNamedBy(decoded).filter((parent) => !known.has(parent)) : []
         if (parents.length > 0) {
           this.noteTeaching(decoded.id, event.id, decoded.kind, parents)
