@@ -45,6 +45,8 @@ export interface HomeOptions {
   readonly sync?: boolean
   /** LogStoreOptions.journalRotateBytes. */
   readonly journalRotateBytes?: number
+  /** LogStoreOptions.writeBufferBytes. */
+  readonly writeBufferBytes?: number
 }
 
 export function homePaths(dir: string): { identityFile: string; configFile: string; storeDir: string } {
@@ -71,6 +73,7 @@ function storeOptions(options: HomeOptions): HomeOptions {
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sync !== undefined ? { sync: options.sync } : {}),
     ...(options.journalRotateBytes !== undefined ? { journalRotateBytes: options.journalRotateBytes } : {}),
+    ...(options.writeBufferBytes !== undefined ? { writeBufferBytes: options.writeBufferBytes } : {}),
   }
 }
 

@@ -15,7 +15,7 @@ export { eventSignable, tokenSignable, handshakeSignable, EVENT_SIGNATURE_DOMAIN
 export { assertEventId, assertAuthorKey, assertSpaceId, shortId, type EventId, type AuthorKey, type SpaceId } from './ids.js'
 export { joinVectors, vectorIncludes, vectorDominates, type VersionVector } from './version-vector.js'
 export { RIGHTS, GENESIS_OP, GRANT_OP, REVOKE_OP, REVOKE_TOKEN_OP, type Right } from './authorization.js'
-export { LevelLogStorage } from './level-storage.js'
+export { DEFAULT_WRITE_BUFFER_BYTES, LevelLogStorage, WRITE_BUFFER_BYTES_RANGE } from './level-storage.js'
 export type { LogStorage, StorageWrite, StorageRange } from './storage.js'
 export { LogStore, type LogStoreOptions } from './log-store.js'
 export { MAX_HELD_EVENTS } from './ingest-run.js'

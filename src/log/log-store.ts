@@ -14,7 +14,7 @@ import { nextHlc } from './hlc.js'
 import { assertIdentity, type Identity } from './identity.js'
 import { assertSpaceId, type SpaceId } from './ids.js'
 import { JournaledStorage } from './journaled-storage.js'
-import { LevelLogStorage } from './level-storage.js'
+import { LevelLogStorage, WRITE_BUFFER_BYTES_RANGE } from './level-storage.js'
 import { eventSignable } from './signable.js'
 import { SpaceLog } from './space-log.js'
 import { SpaceState } from './space-state.js'
@@ -37,12 +37,18 @@ export interface LogStoreOptions {
    * write-journal.ts). A tuning knob; tests use a small one to exercise rotation.
    */
   readonly journalRotateBytes?: number
+  /**
+   * With `path`: bytes LevelDB buffers in memory before writing a sorted file (default 16 MiB,
+   * DEFAULT_WRITE_BUFFER_BYTES; from 64 KiB to 1 GiB). Larger is faster for bulk writes and
+   * holds up to twice as much memory; smaller suits a device short of memory.
+   */
+  readonly writeBufferBytes?: number
 }
 
 /** LevelDB behind a write journal: appends are durable when the journal write returns. */
 async function openDiskStorage(path: string, options: LogStoreOptions): Promise<LogStorage> {
   const sync = options.sync ?? false
-  const inner = await LevelLogStorage.openDisk(path, { sync, createIfMissing: options.createIfMissing ?? true })
+  const inner = await LevelLogStorage.openDisk(path, { sync, createIfMissing: options.createIfMissing ?? true, ...(options.writeBufferBytes !== undefined ? { writeBufferBytes: options.writeBufferBytes } : {}) })
   return JournaledStorage.open(inner, path, { sync, ...(options.journalRotateBytes !== undefined ? { rotateBytes: options.journalRotateBytes } : {}) })
 }
 
@@ -55,11 +61,12 @@ export class LogStore {
    * @throws StorageError STORE_LOCKED, STORE_UNAVAILABLE
    */
   static async open(options: LogStoreOptions = {}): Promise<LogStore> {
-    const raw = assertOptions(options, ['path', 'storage', 'crypto', 'clock', 'sync', 'createIfMissing', 'journalRotateBytes'], 'options')
+    const raw = assertOptions(options, ['path', 'storage', 'crypto', 'clock', 'sync', 'createIfMissing', 'journalRotateBytes', 'writeBufferBytes'], 'options')
     const path = raw.path === undefined ? undefined : assertNonEmptyString(raw.path, 'options.path')
     if (raw.sync !== undefined) assertBoolean(raw.sync, 'options.sync')
     if (raw.createIfMissing !== undefined) assertBoolean(raw.createIfMissing, 'options.createIfMissing')
     if (raw.journalRotateBytes !== undefined) assertInteger(raw.journalRotateBytes, 'options.journalRotateBytes', 1)
+    if (raw.writeBufferBytes !== undefined) assertInteger(raw.writeBufferBytes, 'options.writeBufferBytes', ...WRITE_BUFFER_BYTES_RANGE)
     const storage = options.storage ??
       (path !== undefined ? await openDiskStorage(path, options) : await LevelLogStorage.openMemory())
     const store = new LogStore(storage, options.crypto ?? defaultCrypto(), options.clock ?? new SystemClock())

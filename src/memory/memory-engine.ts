@@ -24,6 +24,8 @@ export interface MemoryOptions {
   readonly crypto?: CryptoProvider
   /** fsync every write (survives power loss, not only crashes). */
   readonly sync?: boolean
+  /** With `path`: LevelDB's write buffer in bytes (LogStoreOptions.writeBufferBytes, default 16 MiB). */
+  readonly writeBufferBytes?: number
 }
 
 export interface Engine {
@@ -35,7 +37,7 @@ export interface Engine {
 }
 
 export async function openEngine(options: MemoryOptions): Promise<Engine> {
-  const raw = assertOptions(options, ['path', 'space', 'name', 'identity', 'clock', 'crypto', 'sync'], 'options')
+  const raw = assertOptions(options, ['path', 'space', 'name', 'identity', 'clock', 'crypto', 'sync', 'writeBufferBytes'], 'options')
   const path = raw.path === undefined ? undefined : assertNonEmptyString(raw.path, 'options.path')
   const space = raw.space === undefined ? undefined : assertSpaceId(raw.space, 'options.space')
   const name = raw.name === undefined ? undefined : assertString(raw.name, 'options.name')
@@ -44,6 +46,7 @@ export async function openEngine(options: MemoryOptions): Promise<Engine> {
     ...(options.crypto ? { crypto: options.crypto } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sync !== undefined ? { sync: options.sync } : {}),
+    ...(options.writeBufferBytes !== undefined ? { writeBufferBytes: options.writeBufferBytes } : {}),
   }
   if (path !== undefined) {
     if (existsSync(homePaths(path).configFile)) {

@@ -239,6 +239,15 @@ const ENTRY_POINTS: EntryPoint[] = [
     accepts: (value) => value === undefined || (Number.isSafeInteger(value) && (value as number) >= 1),
   },
   {
+    name: 'LogStore.open({ writeBufferBytes: garbage })',
+    codes: ['WRONG_TYPE', 'OUT_OF_RANGE'],
+    call: async (_f, value) => {
+      const store = await LogStore.open({ writeBufferBytes: value as never })
+      await store.close()
+    },
+    accepts: (value) => value === undefined || (Number.isSafeInteger(value) && (value as number) >= 64 * 1024 && (value as number) <= 1024 ** 3),
+  },
+  {
     name: 'Identity.fromSeed(garbage)',
     codes: ['WRONG_TYPE', 'WRONG_LENGTH'],
     call: (_f, value) => Identity.fromSeed(value as never),

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { StorageError } from '../../src/errors.js'
-import { LevelLogStorage } from '../../src/log/level-storage.js'
+import { DEFAULT_WRITE_BUFFER_BYTES, LevelLogStorage, WRITE_BUFFER_BYTES_RANGE } from '../../src/log/level-storage.js'
+import { Memory } from '../../src/memory/index.js'
 import { LogStore } from '../../src/log/log-store.js'
 import type { LogStorage } from '../../src/log/storage.js'
 import { runStorageSuite } from './storage.suite.js'
@@ -34,7 +35,44 @@ runStorageSuite('LevelLogStorage on disk, fsync on', async () => LevelLogStorage
   reopen: (closed) => LevelLogStorage.openDisk(closed.location, { sync: true }),
 })
 
+runStorageSuite('LevelLogStorage on disk, smallest write buffer', async () => LevelLogStorage.openDisk(await freshDir(), { writeBufferBytes: WRITE_BUFFER_BYTES_RANGE[0] }), {
+  reopen: (closed) => LevelLogStorage.openDisk(closed.location, { writeBufferBytes: WRITE_BUFFER_BYTES_RANGE[0] }),
+})
+
 runStorageSuite('LevelLogStorage in memory', () => LevelLogStorage.openMemory())
+
+describe('LevelLogStorage on disk: write buffer', () => {
+  /** Sorted table files LevelDB wrote after 2 MiB of puts: one each time its write buffer filled. */
+  async function tablesAfterWrites(options: { writeBufferBytes?: number }): Promise<number> {
+    const dir = await freshDir()
+    const storage = await LevelLogStorage.openDisk(dir, options)
+    const value = new Uint8Array(4096).fill(7)
+    for (let batch = 0; batch < 16; batch++) {
+      await storage.write(Array.from({ length: 32 }, (_, i) => ({ type: 'put' as const, key: `k${batch}-${i}`, value })))
+    }
+    const files = await readdir(dir)
+    const reopened = await (async () => { await storage.close(); return LevelLogStorage.openDisk(dir, options) })()
+    expect(Uint8Array.from((await reopened.get('k15-31')) ?? [])).toEqual(value)
+    await reopened.close()
+    return files.filter((file) => file.endsWith('.ldb')).length
+  }
+
+  it('writes a table each time its buffer fills: several from a small buffer, none yet from the default', async () => {
+    expect(DEFAULT_WRITE_BUFFER_BYTES).toBeGreaterThan(2 * 1024 * 1024)
+    expect(await tablesAfterWrites({})).toBe(0)
+    expect(await tablesAfterWrites({ writeBufferBytes: WRITE_BUFFER_BYTES_RANGE[0] })).toBeGreaterThan(4)
+  })
+
+  it('LogStore.open and Memory.open refuse a buffer outside what LevelDB takes, naming the option', async () => {
+    for (const bytes of [WRITE_BUFFER_BYTES_RANGE[0] - 1, WRITE_BUFFER_BYTES_RANGE[1] + 1]) {
+      await expect(LogStore.open({ path: await freshDir(), writeBufferBytes: bytes })).rejects.toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'options.writeBufferBytes' } })
+      await expect(Memory.open({ path: await freshDir(), writeBufferBytes: bytes })).rejects.toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'options.writeBufferBytes' } })
+    }
+    const memory = await Memory.open({ path: await freshDir(), writeBufferBytes: WRITE_BUFFER_BYTES_RANGE[0] })
+    await memory.remember({ kind: 'episode', id: 'ep_small', summary: 'kept with a small buffer' })
+    await memory.close()
+  })
+})
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   const error = await promise.then(() => undefined, (caught: unknown) => caught)
