@@ -73,7 +73,7 @@ function save(document: Automerge.Doc<TextDoc>): Uint8Array {
 
 /**
  * When the latest change to a text was made (ms since the epoch; Automerge keeps whole seconds):
- * the time its writer gave the change (editText: its event's wall clock), 0 for the base alone.
+ * the time its writer gave the change (Memory's edits: the space's clock at the edit, MemoryCore.eventNow), 0 for the base alone.
  */
 export function lastTextChangeTime(document: Uint8Array): number {
   let latest = 0

@@ -18,7 +18,7 @@ import type { CryptoProvider } from './crypto/index.js'
 import { Identity } from './identity.js'
 import { readIdentityFile, writeIdentityFile } from './identity-file.js'
 import { assertAuthorKey, assertSpaceId, type AuthorKey, type SpaceId } from './ids.js'
-import { LogStore } from './log-store.js'
+import { checkLogStoreOptions, LogStore } from './log-store.js'
 import type { SpaceLog } from './space-log.js'
 
 const CONFIG_TYPE = 'cairn-home'
@@ -99,6 +99,8 @@ export async function initHome(dir: string, options: HomeOptions & { name?: stri
     throw new InputError('ALREADY_INITIALIZED', 'a Cairn home already exists here', { file: dir })
   }
   const space = options.space === undefined ? undefined : assertSpaceId(options.space, 'space')
+  // Before anything is written: a refused option must not leave a key behind.
+  checkLogStoreOptions(storeOptions(options))
   await ensureDirectory(dir)
   // A home whose creation stopped part way (config.json is written last), or that lost its
   // config.json, keeps its key and its space: a key is never replaced.

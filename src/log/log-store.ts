@@ -52,6 +52,21 @@ async function openDiskStorage(path: string, options: LogStoreOptions): Promise<
   return JournaledStorage.open(inner, path, { sync, ...(options.journalRotateBytes !== undefined ? { rotateBytes: options.journalRotateBytes } : {}) })
 }
 
+/**
+ * Checks LogStore.open's options without opening anything (a home checks them before it writes
+ * its key). Returns the path, if any.
+ * @throws InputError naming `options.<name>`
+ */
+export function checkLogStoreOptions(options: LogStoreOptions): string | undefined {
+  const raw = assertOptions(options, ['path', 'storage', 'crypto', 'clock', 'sync', 'createIfMissing', 'journalRotateBytes', 'writeBufferBytes'], 'options')
+  const path = raw.path === undefined ? undefined : assertNonEmptyString(raw.path, 'options.path')
+  if (raw.sync !== undefined) assertBoolean(raw.sync, 'options.sync')
+  if (raw.createIfMissing !== undefined) assertBoolean(raw.createIfMissing, 'options.createIfMissing')
+  if (raw.journalRotateBytes !== undefined) assertInteger(raw.journalRotateBytes, 'options.journalRotateBytes', 1)
+  if (raw.writeBufferBytes !== undefined) assertInteger(raw.writeBufferBytes, 'options.writeBufferBytes', ...WRITE_BUFFER_BYTES_RANGE)
+  return path
+}
+
 export class LogStore {
   private readonly spaces = new Map<SpaceId, Promise<SpaceLog>>()
 
@@ -61,12 +76,7 @@ export class LogStore {
    * @throws StorageError STORE_LOCKED, STORE_UNAVAILABLE
    */
   static async open(options: LogStoreOptions = {}): Promise<LogStore> {
-    const raw = assertOptions(options, ['path', 'storage', 'crypto', 'clock', 'sync', 'createIfMissing', 'journalRotateBytes', 'writeBufferBytes'], 'options')
-    const path = raw.path === undefined ? undefined : assertNonEmptyString(raw.path, 'options.path')
-    if (raw.sync !== undefined) assertBoolean(raw.sync, 'options.sync')
-    if (raw.createIfMissing !== undefined) assertBoolean(raw.createIfMissing, 'options.createIfMissing')
-    if (raw.journalRotateBytes !== undefined) assertInteger(raw.journalRotateBytes, 'options.journalRotateBytes', 1)
-    if (raw.writeBufferBytes !== undefined) assertInteger(raw.writeBufferBytes, 'options.writeBufferBytes', ...WRITE_BUFFER_BYTES_RANGE)
+    const path = checkLogStoreOptions(options)
     const storage = options.storage ??
       (path !== undefined ? await openDiskStorage(path, options) : await LevelLogStorage.openMemory())
     const store = new LogStore(storage, options.crypto ?? defaultCrypto(), options.clock ?? new SystemClock())

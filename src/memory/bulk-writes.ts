@@ -44,7 +44,8 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   })
   // Texts go onto what is held, or onto an earlier create of the id in this list (onHeldTexts).
   // A record too large for one event is written as several, all in this one atomic batch.
-  const now = core.now()
+  // The wall the batch's events will carry (or later): a source time is at most it.
+  const now = core.eventNow()
   const sourceTime = madeAt === undefined ? undefined : Math.min(madeAt, now)
   const documents = new Map<string, Readonly<Record<string, Uint8Array>>>()
   const writes = built.map((created, index) => {

@@ -43,6 +43,15 @@ export class MemoryCore {
     return this.engine.store.clock.nowMs()
   }
 
+  /**
+   * Now in the clock of this space's events (SpaceLog.clockWall): the physical time unless a
+   * writer's clock ran ahead. What a collaborative text change is dated with, so that its time
+   * compares with event walls and bundle times (WriteTimes) as a register's does.
+   */
+  eventNow(): number {
+    return this.engine.log.clockWall()
+  }
+
   randomHex(bytes: number): string {
     return Buffer.from(this.engine.store.crypto.randomBytes(bytes)).toString('hex')
   }

@@ -149,7 +149,7 @@ export class Memory {
       const state = await this.core.state(built.id)
       if (state?.tombstone) refuseTombstoned(state.tombstone.op, 'id')
       refuseOtherKind(state?.kind, built.kind, 'id')
-      const { entry } = onHeldTexts(built, state?.texts, this.core.author, this.core.now())
+      const { entry } = onHeldTexts(built, state?.texts, this.core.author, this.core.eventNow())
       await this.core.refuseDeletedParents([entry], () => undefined)
       await this.core.append([{ op: entry.op, data: entry.data }]).catch((error: unknown) => {
         throw nameOversizedRecord(error, [entry])
@@ -376,14 +376,14 @@ export class Memory {
    * current text to `text`. Concurrent edits from several agents all survive.
    */
   async editText(id: string, text: string, options: TextEditOptions = {}): Promise<void> {
-    await this.textChange(id, options.field ?? 'content', (document) => editTextDocument(document, this.author, assertString(text, 'text'), this.core.now()))
+    await this.textChange(id, options.field ?? 'content', (document) => editTextDocument(document, this.author, assertString(text, 'text'), this.core.eventNow()))
   }
 
   /** Appends to a collaborative text field; concurrent appends by two agents both survive. */
   async appendText(id: string, text: string, options: TextEditOptions = {}): Promise<void> {
     const addition = assertString(text, 'text')
     await this.textChange(id, options.field ?? 'content', (document) =>
-      spliceText(document, this.author, [...textOf(document)].length === 0 ? 0 : textOf(document).length, 0, addition, this.core.now()))
+      spliceText(document, this.author, [...textOf(document)].length === 0 ? 0 : textOf(document).length, 0, addition, this.core.eventNow()))
   }
 
   private async textChange(id: string, field: string, edit: (document: Uint8Array) => { changes: Uint8Array[] }): Promise<void> {

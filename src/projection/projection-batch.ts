@@ -204,11 +204,21 @@ function parentsNamedBy(decoded: MemoryOperation): string[] {
   return [...out].sort()
 }
 
-/** Whether content for a redacted record names a parent it does not know yet (parentsNamedBy): erasing it teaches the record. */
+/**
+ * The parents content erased at a redacted record teaches it (noted under the content's event,
+ * q:p): those it names (parentsNamedBy) that the record's fields and skeleton do not. One learned
+ * at a seal (otherParents) counts as not known: whether the seal came first depends on how a
+ * catch-up was cut, or when a body arrived, and the note must not.
+ */
+export function parentsTaught(state: RecordState, decoded: MemoryOperation): string[] {
+  const { otherParents: _learnedAtSeal, ...unlearned } = state
+  const known = new Set(parentIds(unlearned))
+  return parentsNamedBy(decoded).filter((parent) => !known.has(parent))
+}
+
+/** Whether content for a redacted record teaches it (parentsTaught): a late body that does is replayed, not erased directly. */
 export function teachesRedacted(state: RecordState, decoded: MemoryOperation): boolean {
-  if (state.tombstone?.op !== 'redact') return false
-  const known = new Set(parentIds(state))
-  return parentsNamedBy(decoded).some((parent) => !known.has(parent))
+  return state.tombstone?.op === 'redact' && parentsTaught(state, decoded).length > 0
 }
 
 /** `state` with `parents` among the ids it once named (otherParents), those its fields or skeleton name apart. */
@@ -622,11 +632,7 @@ export class ProjectionBatch {
         this.erase.add(event.id)
         // Erased because of a redaction: the parents it names are learned all the same, so the
         // record is deleted with them as where this body came before the redaction (TaughtParents).
-        // Those learned at a seal are not known here: a cut before the seal teaches them from
-        // this body, and so must every cut (the teachings are part of what a rebuild replays).
-        const { otherParents: _learnedAtSeal, ...unlearned } = current
-        const known = new Set(parentIds(unlearned))
-        const parents = current.tombstone?.op === 'redact' ? parentsNamedBy(decoded).filter((parent) => !known.has(parent)) : []
+        const parents = current.tombstone?.op === 'redact' ? parentsTaught(current, decoded) : []
         if (parents.length > 0) {
           this.noteTeaching(decoded.id, event.id, decoded.kind, parents)
           this.teach(decoded.id, decoded.kind, parents)

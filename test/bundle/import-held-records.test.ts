@@ -254,6 +254,29 @@ describe('importing a bundle made before what this replica wrote since', () => {
     }
   })
 
+  it('a text edited after its bundle was made keeps the edit when a writer\'s clock ran ahead: text changes are dated in the space\'s clock', async () => {
+    // helper-82: the bundle was dated in the space's clock (10:00, from one write an hour ahead)
+    // and the text change in the machine's (09:20), so the edit looked older and was undone.
+    const clock = new ManualClock(at('09:00:00'))
+    const memory = await Memory.open({ clock })
+    await memory.remember({ kind: 'core', id: 'human', content: 'Notes:' })
+    clock.set(at('10:00:00'))
+    await memory.remember({ kind: 'episode', id: 'ep', summary: 'old' })
+    clock.set(at('09:10:00'))
+    const bundle = tempBundlePath()
+    await memory.export(bundle)
+    clock.set(at('09:20:00'))
+    await memory.appendText('human', ' tea')
+    await memory.update('ep', { set: { summary: 'new' } })
+    const [times] = await memory.lookup(['human'], { writeTimes: true })
+    expect(times?.writeTimes?.fields.content).toBe(at('10:00:00'))
+    clock.set(at('09:30:00'))
+    expect(await memory.import(bundle)).toMatchObject({ keptNewer: 2 })
+    expect(await memory.get('human')).toMatchObject({ content: 'Notes: tea' })
+    expect(await memory.get('ep')).toMatchObject({ summary: 'new' })
+    await memory.close()
+  })
+
   it('an import\'s source time is never after the event that carries it, and a write time never after its event', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     try {

@@ -42,24 +42,25 @@ runStorageSuite('LevelLogStorage on disk, smallest write buffer', async () => Le
 runStorageSuite('LevelLogStorage in memory', () => LevelLogStorage.openMemory())
 
 describe('LevelLogStorage on disk: write buffer', () => {
-  /** Sorted table files LevelDB wrote after 2 MiB of puts: one each time its write buffer filled. */
+  /** Sorted table files LevelDB wrote after 8 MiB of puts: one each time its write buffer filled. */
   async function tablesAfterWrites(options: { writeBufferBytes?: number }): Promise<number> {
     const dir = await freshDir()
     const storage = await LevelLogStorage.openDisk(dir, options)
     const value = new Uint8Array(4096).fill(7)
-    for (let batch = 0; batch < 16; batch++) {
+    for (let batch = 0; batch < 64; batch++) {
       await storage.write(Array.from({ length: 32 }, (_, i) => ({ type: 'put' as const, key: `k${batch}-${i}`, value })))
     }
     const files = await readdir(dir)
     const reopened = await (async () => { await storage.close(); return LevelLogStorage.openDisk(dir, options) })()
-    expect(Uint8Array.from((await reopened.get('k15-31')) ?? [])).toEqual(value)
+    expect(Uint8Array.from((await reopened.get('k63-31')) ?? [])).toEqual(value)
     await reopened.close()
     return files.filter((file) => file.endsWith('.ldb')).length
   }
 
-  it('writes a table each time its buffer fills: several from a small buffer, none yet from the default', async () => {
-    expect(DEFAULT_WRITE_BUFFER_BYTES).toBeGreaterThan(2 * 1024 * 1024)
+  it('writes a table each time its buffer fills: several from a small buffer, one from LevelDB\'s 4 MiB, none yet from the default', async () => {
+    expect(DEFAULT_WRITE_BUFFER_BYTES).toBeGreaterThan(8 * 1024 * 1024)
     expect(await tablesAfterWrites({})).toBe(0)
+    expect(await tablesAfterWrites({ writeBufferBytes: 4 * 1024 * 1024 })).toBeGreaterThan(0)
     expect(await tablesAfterWrites({ writeBufferBytes: WRITE_BUFFER_BYTES_RANGE[0] })).toBeGreaterThan(4)
   })
 
@@ -68,6 +69,11 @@ describe('LevelLogStorage on disk: write buffer', () => {
       await expect(LogStore.open({ path: await freshDir(), writeBufferBytes: bytes })).rejects.toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'options.writeBufferBytes' } })
       await expect(Memory.open({ path: await freshDir(), writeBufferBytes: bytes })).rejects.toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'options.writeBufferBytes' } })
     }
+    // Refused before a new home writes its key: the directory is left as it was.
+    const home = path.join(await freshDir(), 'home')
+    await expect(Memory.open({ path: home, writeBufferBytes: 1 })).rejects.toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'options.writeBufferBytes' } })
+    await expect(Memory.open({ path: home, sync: 'yes' as never })).rejects.toMatchObject({ code: 'WRONG_TYPE', where: { field: 'options.sync' } })
+    await expect(readdir(home)).rejects.toMatchObject({ code: 'ENOENT' })
     const memory = await Memory.open({ path: await freshDir(), writeBufferBytes: WRITE_BUFFER_BYTES_RANGE[0] })
     await memory.remember({ kind: 'episode', id: 'ep_small', summary: 'kept with a small buffer' })
     await memory.close()

@@ -350,7 +350,7 @@ describe('bundle merge properties', () => {
     }), checkOptions(80, 1500))
   }, timeoutFor(80, 1500))
 
-  it('imports into fresh replicas: one bundle gives one memory, two commute when they agree, and the later import decides when they do not', async () => {
+  it('imports into fresh replicas: one bundle gives one memory, two commute when they agree, and the newer decides in every order when they do not', async () => {
     await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 24, size: 'max' }), fc.nat(), async (history, seed) => {
       const { memories, clock } = await openReplicas(2, new ManualClock(START))
       const world = new World(clock, new SeededRandom(seed))
