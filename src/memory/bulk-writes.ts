@@ -5,14 +5,16 @@
  */
 import { assertArray, assertNonEmptyString, assertObject, assertOneOf, assertString } from '../assert.js'
 import { baseTextDocument, newTombstoneWins } from '../crdt/index.js'
-import type { JsonValue } from '../log/index.js'
+import { canonicalJson, type JsonValue } from '../log/index.js'
 import { InputError, LimitError, relocate } from '../errors.js'
 // The codec's layout module alone: the rules a vendor kind and line keep in a `.mem` file.
 import { isPassthroughKindName, MAX_KIND_NAME_LENGTH, passthroughLineFault } from '../bundle/mem/layout.js'
-import { isRecordKind, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
+import { fieldOf, isRecordKind, kindSpec, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
 import { atIndex, refuseOtherKind, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
-import { createWrites } from './create-split.js'
-import { createEntry, redactionSkeleton } from './record-entries.js'
+import { createWrites, KEPT_AT_BYTES } from './create-split.js'
+import { createEntry, redactionSkeleton, type CreateEntry } from './record-entries.js'
+import type { WriteTimes } from './memory-types.js'
+import { writeTimesOf } from './write-times.js'
 
 /**
  * The vendor kind Cairn's `.mem` export writes from records (`items/cairnExtensions.jsonl`,
@@ -25,10 +27,12 @@ const FOREIGN_CHUNK_BYTES = 256 * 1024
 
 /**
  * @param madeAt when the records' source was made (an import; ms since the epoch): the create and
- *   patches of a record not held before carry it (`madeAt`, at most the write's own time) and
- *   its texts are made at that time, so WriteTimes shows when its values were current, not when
- *   imported. A held record's are not: its create writes every field again, those the import
- *   kept as held too (merge-records.ts), and one time for all would make those look older.
+ *   patches of a record carry it (`madeAt`, at most the write's own time) and its texts are
+ *   changed at that time, so WriteTimes shows when its values were current, not when imported.
+ *   A held record's create writes every field again, those the import kept as held too
+ *   (merge-records.ts: written after the source was made): it carries their own times
+ *   (`keptAt`), so they do not look older, and the values it changes look as old as the source,
+ *   not as new as the import (three backups restored oldest first: the third was kept out).
  */
 export async function rememberMany(core: MemoryCore, records: readonly unknown[], madeAt?: number): Promise<string[]> {
   const list = assertArray(records, 'records')
@@ -47,19 +51,63 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   // The wall the batch's events will carry (or later): a source time is at most it.
   const now = core.eventNow()
   const sourceTime = madeAt === undefined ? undefined : Math.min(madeAt, now)
+  // What a held record holds from writes in or after its source's second: its create carries
+  // those values (merge-records kept them) with their own times.
+  const heldFrom = sourceTime === undefined ? undefined : Math.floor(sourceTime / 1000) * 1000
+  const heldIndexes = heldFrom === undefined ? [] : states.flatMap((state, index) => (state !== undefined ? [index] : []))
+  const heldTimes = heldIndexes.length > 0 ? await writeTimesOf(heldIndexes.map((index) => states[index]), core.engine.log, heldFrom) : []
+  const timesOf = new Map(heldIndexes.map((index, n) => [index, heldTimes[n]]))
   const documents = new Map<string, Readonly<Record<string, Uint8Array>>>()
   const writes = built.map((created, index) => {
-    const isNew = sourceTime !== undefined && states[index] === undefined && !documents.has(created.id)
+    const times = timesOf.get(index)
+    const kept = times !== undefined && heldFrom !== undefined ? keptTimes(created, times, heldFrom) : undefined
+    // Dated by its source: a record new here, and a held one whose kept times fit (else, as
+    // before, its writes carry the import's time, newer than they are: nothing looks older).
+    const sourced = sourceTime !== undefined && !documents.has(created.id) && (states[index] === undefined || kept !== undefined)
     // A new record's texts are made again from the base document at its source's time (as built, they carry now).
-    const held = documents.get(created.id) ?? states[index]?.texts ?? (isNew ? baseDocuments(created) : undefined)
-    const { entries, texts } = atIndexOfLimit(`records[${index}]`, () => createWrites(created, held, core.author, isNew ? sourceTime : now))
+    const held = documents.get(created.id) ?? states[index]?.texts ?? (sourced ? baseDocuments(created) : undefined)
+    const { entries, texts } = atIndexOfLimit(`records[${index}]`, () => createWrites(created, held, core.author, sourced ? sourceTime : now))
     documents.set(created.id, texts)
-    return isNew ? entries.map((entry) => (entry.op === MEMORY_OPS.text ? entry : { ...entry, data: { ...(entry.data as { [key: string]: JsonValue }), madeAt: sourceTime } })) : entries
+    if (!sourced) return entries
+    const stamps: { [key: string]: JsonValue } = kept !== undefined && Object.keys(kept).length > 0 ? { madeAt: sourceTime, keptAt: kept } : { madeAt: sourceTime }
+    return entries.map((entry) => (entry.op === MEMORY_OPS.text ? entry : { ...entry, data: { ...(entry.data as { [key: string]: JsonValue }), ...stamps } }))
   })
   await core.refuseDeletedParents(built, (index) => `records[${index}]`)
   const events = writes.flat()
   if (events.length > 0) await core.append(events.map(({ op, data }) => ({ op, data })))
   return built.map((entry) => entry.id)
+}
+
+/**
+ * The times of the values a held record's create writes that were written in or after `from`
+ * (its source's second): by field or extension key, and by key within a map field; texts keep
+ * their own change times. Undefined when they would not fit the room every body keeps for them
+ * (KEPT_AT_BYTES).
+ */
+function keptTimes(created: CreateEntry, times: WriteTimes, from: number): Record<string, JsonValue> | undefined {
+  const spec = kindSpec(created.kind)
+  const data = created.data as { readonly fields?: Readonly<Record<string, JsonValue>>; readonly ext?: Readonly<Record<string, JsonValue>> }
+  const out: Record<string, JsonValue> = {}
+  const written = (field: string): number | undefined => (Object.hasOwn(times.fields, field) ? times.fields[field] : undefined)
+  for (const [field, value] of Object.entries(data.fields ?? {})) {
+    const merge = fieldOf(spec, field)?.merge
+    if (merge === 'set' || merge === 'counter' || merge === 'text') continue
+    if (merge === 'map') {
+      const entries = Object.hasOwn(times.entries, field) ? times.entries[field] : undefined
+      if (!entries || typeof value !== 'object' || value === null || Array.isArray(value)) continue
+      const keys: Record<string, number> = {}
+      for (const key of Object.keys(value)) if (Object.hasOwn(entries, key) && (entries[key] as number) >= from) keys[key] = entries[key] as number
+      if (Object.keys(keys).length > 0) out[field] = keys
+      continue
+    }
+    const time = written(field)
+    if (time !== undefined && time >= from) out[field] = time
+  }
+  for (const key of Object.keys(data.ext ?? {})) {
+    const time = written(key)
+    if (time !== undefined && time >= from) out[key] = time
+  }
+  return `,"keptAt":${canonicalJson(out)}`.length <= KEPT_AT_BYTES ? out : undefined
 }
 
 /** The base document for each collaborative text a create carries. */

@@ -68,8 +68,12 @@ export function assertCreateWritable(entry: CreateEntry): void {
   packPieces(entry.kind, entry.id, plan.pieces, BODY_LIMIT - plan.createSize, plan.create)
 }
 
-/** Room kept in every body for `,"madeAt":<ms>` (an import's source time, added after the split). */
-const MADE_AT_BYTES = 32
+/**
+ * Room kept in every body for an import's source times, added after the split: `,"madeAt":<ms>`
+ * (32 bytes) and a held record's `,"keptAt":{…}` (at most KEPT_AT_BYTES, bulk-writes.ts).
+ */
+export const KEPT_AT_BYTES = 480
+const MADE_AT_BYTES = 32 + KEPT_AT_BYTES
 /** The size every create and patch is measured against. */
 const BODY_LIMIT = MAX_BODY_BYTES - MADE_AT_BYTES
 

@@ -2,9 +2,11 @@
  * Memory operations as event bodies: the `op` names and `data` shapes that the Memory API writes
  * to the log and the projection reads back. Each event carries one operation on one record.
  *
- *   memory.create     { kind, id, fields, texts?: { field: [base64 Automerge change] }, ext?, madeAt? }
- *   memory.patch      { kind, id, set, unset, add, remove, increment, ext, unsetExt, madeAt? }
- *                     (madeAt: when an import's source was made, ms; read only by WriteTimes)
+ *   memory.create     { kind, id, fields, texts?: { field: [base64 Automerge change] }, ext?, madeAt?, keptAt? }
+ *   memory.patch      { kind, id, set, unset, add, remove, increment, ext, unsetExt, madeAt?, keptAt? }
+ *                     (madeAt: when an import's source was made, ms; keptAt: a held record's
+ *                     values an import wrote again as held, by field (map: by key), with their
+ *                     own times; both read only by WriteTimes)
  *   memory.text       { kind, id, field, changes: [base64 Automerge change] }
  *   memory.supersede  { kind, id, by, at, validFrom, confidence, source }
  *   memory.delete     { kind, id, tombstone, derived: [{ kind, id }] }

@@ -178,6 +178,62 @@ describe('importing a bundle made before what this replica wrote since', () => {
     }
   })
 
+  it('backups restored oldest first end with the newest: what an import changes in a held record looks as old as its bundle', async () => {
+    // helper-82: the second import's changes carried its own time, newer than the third bundle,
+    // which was then kept out (b1, b2, b3 ended with b2's values).
+    const clock = new ManualClock(at('09:00:00'))
+    const source = await Memory.open({ clock })
+    const bundles: string[] = []
+    for (const [n, time] of [[1, '09:00:00'], [2, '09:10:00'], [3, '09:20:00']] as const) {
+      clock.set(at(time))
+      if (n === 1) await source.remember({ kind: 'episode', id: 'ep', summary: 'v1', details: 'd1', metadata: { k: 'm1' } })
+      else await source.update('ep', { set: { summary: `v${n}`, ...(n === 3 ? { details: 'd3', metadata: { k: 'm3' } } : {}) } })
+      const bundle = tempBundlePath()
+      await source.export(bundle)
+      bundles.push(bundle)
+    }
+    clock.set(at('10:00:00'))
+    const target = await Memory.open({ clock })
+    for (const bundle of bundles) expect(await target.import(bundle)).toMatchObject({ keptNewer: 0 })
+    expect(await target.get('ep')).toMatchObject({ summary: 'v3', details: 'd3', metadata: { k: 'm3' } })
+    const [times] = await target.lookup(['ep'], { writeTimes: true })
+    expect(times?.writeTimes).toMatchObject({ fields: { summary: at('09:20:00'), details: at('09:20:00') }, entries: { metadata: { k: at('09:20:00') } } })
+    await source.close()
+    await target.close()
+  })
+
+  it('a held record\'s kept values keep their own times in the write that carries them again, so a bundle made between does not undo them', async () => {
+    const clock = new ManualClock(at('09:00:00'))
+    const source = await Memory.open({ clock })
+    await source.remember({ kind: 'episode', id: 'ep', summary: 's1', details: 'd1', metadata: { k: 'm1', j: 'j1' } })
+    const first = tempBundlePath()
+    await source.export(first)
+    const target = await Memory.open({ clock })
+    await target.import(first)
+    clock.set(at('09:10:00'))
+    await source.update('ep', { set: { summary: 's2', metadata: { j: 'j2' } } })
+    const middle = tempBundlePath()
+    await source.export(middle)
+    clock.set(at('09:20:00'))
+    await target.update('ep', { set: { summary: 'edited here', metadata: { k: 'edited' } } })
+    clock.set(at('09:30:00'))
+    await source.update('ep', { set: { details: 'd3' } })
+    const stale = tempBundlePath()
+    await source.export(stale)
+    editManifest(stale, (manifest) => { manifest.createdAt = '2026-06-01T09:05:00Z' })
+    clock.set(at('09:40:00'))
+    // Writes the details and j (older here than 09:05), carrying the summary and k as kept.
+    expect(await target.import(stale)).toMatchObject({ imported: { episode: 1 }, keptNewer: 1 })
+    const [times] = await target.lookup(['ep'], { writeTimes: true })
+    expect(times?.writeTimes).toMatchObject({ fields: { summary: at('09:20:00'), details: at('09:05:00') }, entries: { metadata: { k: at('09:20:00'), j: at('09:05:00') } } })
+    // The 09:10 bundle keeps what was edited here at 09:20 and writes over what came from the
+    // one said to be made at 09:05 (its details, d1 again).
+    expect(await target.import(middle)).toMatchObject({ keptNewer: 1 })
+    expect(await target.get('ep')).toMatchObject({ summary: 'edited here', details: 'd1', metadata: { k: 'edited', j: 'j2' } })
+    await source.close()
+    await target.close()
+  })
+
   it('a held record\'s write an import kept stays as new as it was: a bundle made between the two does not undo it', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     try {
@@ -286,8 +342,13 @@ describe('importing a bundle made before what this replica wrote since', () => {
       await memory.rememberMany([{ kind: 'episode', id: 'ep_past', summary: 'a source dated earlier' }], { madeAt: at('08:00:00') })
       // Another writer's body can say anything: a source time after its own event counts as the event's.
       await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_signed', fields: { summary: 's' }, madeAt: at('23:00:00') } })
-      const times = await memory.lookup(['ep_future', 'ep_past', 'ep_signed'], { writeTimes: true })
-      expect(times.map((item) => item.writeTimes?.fields.summary)).toEqual([at('09:00:00'), at('08:00:00'), at('09:00:00')])
+      // So is a kept time; one that is not a number, or a keptAt that is not a map, counts as none.
+      await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_kept', fields: { summary: 's', details: 'd', metadata: { k: 'v' } }, madeAt: at('07:00:00'), keptAt: { summary: at('23:00:00'), details: 'soon', metadata: { k: at('08:30:00') } } } })
+      await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_bad_kept', fields: { summary: 's' }, madeAt: at('07:00:00'), keptAt: [at('08:30:00')] } })
+      const times = await memory.lookup(['ep_future', 'ep_past', 'ep_signed', 'ep_bad_kept'], { writeTimes: true })
+      expect(times.map((item) => item.writeTimes?.fields.summary)).toEqual([at('09:00:00'), at('08:00:00'), at('09:00:00'), at('07:00:00')])
+      const [kept] = await memory.lookup(['ep_kept'], { writeTimes: true })
+      expect(kept?.writeTimes).toMatchObject({ fields: { summary: at('09:00:00'), details: at('07:00:00') }, entries: { metadata: { k: at('08:30:00') } } })
       // With `from`, times only need to tell before from after it: an event older than it is not read.
       vi.setSystemTime(at('09:30:00'))
       const from = await memory.lookup(['ep_past'], { writeTimes: { from: at('09:10:00') } })
