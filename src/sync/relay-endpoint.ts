@@ -231,12 +231,25 @@ export class RelayEndpoint implements SyncEndpoint {
     return this.memory.log.on('envelopes-applied', listener)
   }
 
-  /** The record an operation touches, as the scope sees it (its current tags, or a create's). */
-  private async recordOf(facts: BodyFacts): Promise<ScopedRecord | undefined> {
+  /**
+   * The record an operation touches, as the scope sees it (its current tags, or a create's).
+   * `views` keeps what one batch of events read (null: no view), so that every event of a record
+   * in the batch is judged on the same view. Events other peers bring are applied here while a
+   * batch is judged, and may change a record between two of its events: it then came into scope
+   * mid-batch, and its fills (the peer's vector) missed the batch's events already sent
+   * header-only, which the peer then held so for good (the sync property's tag reader showed the
+   * losing create of a fact it held the winning one of header-only). The event that changed the
+   * record goes to the peer after the batch, and moves the record then.
+   */
+  private async recordOf(facts: BodyFacts, views: Map<string, ScopedRecord | null>): Promise<ScopedRecord | undefined> {
     if (facts.id === undefined || facts.kind === undefined) return undefined
-    const view = await this.memory.get(facts.id)
-    if (view) return { id: view.id, kind: view.kind, tags: tagsOf(view) }
-    return operationRecord(facts)
+    let record = views.get(facts.id)
+    if (record === undefined) {
+      const view = await this.memory.get(facts.id)
+      record = view ? { id: view.id, kind: view.kind, tags: tagsOf(view) } : null
+      views.set(facts.id, record)
+    }
+    return record ?? operationRecord(facts)
   }
 
   async envelopesFor(peerVector: VersionVector, options: { rescope?: boolean } = {}): Promise<Outgoing> {
@@ -271,6 +284,7 @@ export class RelayEndpoint implements SyncEndpoint {
     const events: EventEnvelope[] = []
     const fills: EventEnvelope[] = []
     const withdraw: string[] = []
+    const views = new Map<string, ScopedRecord | null>()
     for (const envelope of envelopes) {
       // Grants and revocations: every replica checks authorization with them.
       if (!envelope.body || isControl(envelope.header)) {
@@ -284,9 +298,9 @@ export class RelayEndpoint implements SyncEndpoint {
         // record is withdrawn if so (below); a deleted one cannot be (nothing of it is left to
         // tell its place), so its deletion comes whole.
         const heldBefore = this.rescoping && facts?.op === MEMORY_OPS.delete && Object.keys(peerVector).length > 0
-        events.push(facts && (heldBefore || (await this.showsTombstone(facts, token))) ? envelope : headerOnly(envelope))
+        events.push(facts && (heldBefore || (await this.showsTombstone(facts, token, views))) ? envelope : headerOnly(envelope))
         if (membershipChanges && facts.op === MEMORY_OPS.redact && facts.id !== undefined) {
-          const record = await this.recordOf(facts)
+          const record = await this.recordOf(facts, views)
           if (record) await this.tell(record.id, scopeAllows(token.scope, record), peerVector, fills, withdraw)
         }
         continue
@@ -295,7 +309,7 @@ export class RelayEndpoint implements SyncEndpoint {
         events.push(headerOnly(envelope))
         continue
       }
-      const record = facts ? await this.recordOf(facts) : undefined
+      const record = facts ? await this.recordOf(facts, views) : undefined
       const inScope = record !== undefined && scopeAllows(token.scope, record)
       // An operation of another kind than the record's (one id created as two kinds,
       // memory-model §1.3) is judged as a record of its own kind: judged as the record, it would
@@ -318,11 +332,11 @@ export class RelayEndpoint implements SyncEndpoint {
    * tell who wrote a deleted record: deleting it drops its history). Other peers get the header:
    * a deletion's body carries its reason, a redaction's the record's skeleton.
    */
-  private async showsTombstone(facts: BodyFacts, token: CapabilityToken): Promise<boolean> {
+  private async showsTombstone(facts: BodyFacts, token: CapabilityToken, views: Map<string, ScopedRecord | null>): Promise<boolean> {
     if (facts.id === undefined || facts.kind === undefined) return false
     if (facts.op === MEMORY_OPS.redact) {
       // A redacted record keeps its skeleton, tags included: judged as any record.
-      const record = await this.recordOf(facts)
+      const record = await this.recordOf(facts, views)
       return record !== undefined && scopeAllows(token.scope, record)
     }
     return [{ id: facts.id, kind: facts.kind }, ...derivedOf(facts.data)].some((record) => mayHaveBeenInScope(token.scope, record))

@@ -284,8 +284,12 @@ async function actWide(swarm: Swarm, step: Step, markers: Map<string, string>): 
   const episode = EPISODES[step.pick % EPISODES.length] as string
   const fact = FACTS[step.pick % FACTS.length] as string
   const tag = TAGS[step.value % TAGS.length] as string
+  // Long enough not to turn up by chance: stores hold base64 (the shared block's text documents),
+  // where a four-character marker turns up about once in 8,000 runs (measured: 1.2e-4 a run).
+  // `mk3q` once did (seed 92392927): "left on replica 0", the owner, which had refused that
+  // create (FORGOTTEN: it had forgotten the fact itself, offline) in every replay (helper-81).
   const marker = (id: string): string => {
-    const text = `mk${markers.size}q`
+    const text = `mk${markers.size}qzxv`
     markers.set(text, id)
     return text
   }
