@@ -13,7 +13,7 @@ import { Memory } from '../../src/memory/index.js'
 import { createWrites } from '../../src/memory/create-split.js'
 import { buildCreateEntry } from '../../src/memory/record-entries.js'
 import { rejection } from '../helpers/error-code.js'
-import { editFile, editManifest, tempBundlePath } from './helpers/mem-fixtures.js'
+import { rewriteLines, tempBundlePath } from './helpers/mem-fixtures.js'
 
 const opened: Memory[] = []
 afterEach(async () => {
@@ -47,18 +47,6 @@ function mixedText(units: number, seed: string): string {
   return piece.repeat(Math.ceil(units / piece.length)).slice(0, units).replace(/\ud83d$/, 'z')
 }
 
-/** Rewrites one bundle file's lines, and the manifest's count for it. */
-function rewriteLines(dir: string, file: string, change: (lines: string[]) => string[]): void {
-  let count = 0
-  editFile(dir, file, (text) => {
-    const changed = change(text.split('\n').filter((line) => line.length > 0))
-    count = changed.length
-    return changed.map((line) => `${line}\n`).join('')
-  })
-  editManifest(dir, (manifest) => {
-    (manifest.counts as Record<string, number>)[path.basename(file, '.jsonl')] = count
-  })
-}
 
 describe('records too large for one event body', () => {
   it('a core block grown past one body by appends travels through .mem: the same view, and a re-import writes nothing', async () => {

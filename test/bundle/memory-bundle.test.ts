@@ -15,7 +15,7 @@ import { openReplicas } from '../helpers/memory-replicas.js'
 import { Memory } from '../../src/memory/index.js'
 import { InputError, StorageError } from '../../src/errors.js'
 import type { JsonValue } from '../../src/log/index.js'
-import { editFile, editManifest, FIXTURES, listFiles, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
+import { FIXTURES, listFiles, rewriteLines, tempBundlePath, tempDir, TEST_KEY } from './helpers/mem-fixtures.js'
 import { validateBundle } from '../../src/cli/bundle-validation.js'
 import { BundleProgress } from '../../src/cli/bundle-progress.js'
 import { rejection } from '../helpers/error-code.js'
@@ -62,18 +62,6 @@ function read(dir: string, file: string): string {
   return readFileSync(path.join(dir, file), 'utf8')
 }
 
-/** Rewrites a JSONL data file's lines as another tool would: its count and the checksums follow. */
-function rewriteLines(dir: string, file: string, change: (lines: string[]) => string[]): void {
-  let count = 0
-  editFile(dir, file, (text) => {
-    const changed = change(text.split('\n').filter((line) => line.length > 0))
-    count = changed.length
-    return changed.map((line) => `${line}\n`).join('')
-  })
-  editManifest(dir, (manifest) => {
-    (manifest.counts as Record<string, number>)[path.basename(file, '.jsonl')] = count
-  })
-}
 
 function lines(dir: string, file: string): Record<string, unknown>[] {
   return read(dir, file).split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line) as Record<string, unknown>)

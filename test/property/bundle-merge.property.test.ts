@@ -44,6 +44,7 @@ import { parentIdsOf } from '../../src/bundle/portable-records.js'
 import { isRecordKind } from '../../src/projection/index.js'
 import { listFiles, tempBundlePath } from '../bundle/helpers/mem-fixtures.js'
 import { bodyText, closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
+import { checkOptions, timeoutFor } from '../helpers/property-options.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 
 const EPISODES = ['ep_a', 'ep_b', 'ep_c']
@@ -56,25 +57,6 @@ const TAGS = ['x', 'y', 'z']
 const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN', 'REDACTED', 'SUPERSEDED', 'NOT_TEMPORAL'])
 const START = Date.UTC(2026, 0, 1)
 
-/** Vitest's limit for a property: 60 s, or `perRun` ms a run when RUNS asks for more. */
-const timeoutFor = (defaultRuns: number, perRun: number): number => Math.max(60_000, runsOf(defaultRuns) * perRun)
-const runsOf = (defaultRuns: number): number => Number(process.env.RUNS ?? defaultRuns)
-
-/**
- * fast-check's options. Shrinking stops at four fifths of the test's limit, so a failure whose
- * shrinking is slow is still reported with the smallest counterexample so far (with SEED=5, the
- * shrink of a 24-step history outlasted the limit and the test failed as a bare timeout).
- */
-function checkOptions(defaultRuns: number, perRun: number): fc.Parameters<unknown> {
-  const seed = process.env.SEED
-  return {
-    numRuns: runsOf(defaultRuns),
-    interruptAfterTimeLimit: Math.floor(timeoutFor(defaultRuns, perRun) * 0.8),
-    markInterruptAsFailure: true,
-    ...(seed !== undefined && seed !== '' ? { seed: Number(seed) } : {}),
-    ...(process.env.FCPATH ? { path: process.env.FCPATH, endOnFailure: true } : {}),
-  }
-}
 
 type Step = { replica: number; action: number; pick: number; value: number }
 const step = fc.record({ replica: fc.nat(), action: fc.nat(), pick: fc.nat(), value: fc.nat() })

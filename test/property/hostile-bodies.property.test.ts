@@ -45,6 +45,7 @@ import { validateMemBundle } from '../../src/bundle/mem/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { kindSpec, RECORD_KINDS, type RecordKind, type RecordView } from '../../src/projection/index.js'
 import { closeAll, deliver, exchangeAll, openReplicas } from '../helpers/memory-replicas.js'
+import { checkOptions, timeoutFor } from '../helpers/property-options.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 
 const START = Date.UTC(2026, 0, 1)
@@ -63,21 +64,6 @@ const EXPECTED = new Set(['UNKNOWN_RECORD', 'FORGOTTEN', 'REDACTED', 'SUPERSEDED
 const OPS = ['memory.create', 'memory.patch', 'memory.text', 'memory.supersede', 'memory.delete', 'memory.redact', 'memory.foreign']
 const OTHER_ACTOR = 'cd'.repeat(32)
 
-const runsOf = (defaultRuns: number): number => Number(process.env.RUNS ?? defaultRuns)
-
-/** fast-check's options. Shrinking stops at four fifths of the test's limit, so a slow shrink still reports its counterexample. */
-function checkOptions(defaultRuns: number, perRun: number): fc.Parameters<unknown> {
-  const seed = process.env.SEED
-  return {
-    numRuns: runsOf(defaultRuns),
-    interruptAfterTimeLimit: Math.floor(timeoutFor(defaultRuns, perRun) * 0.8),
-    markInterruptAsFailure: true,
-    ...(seed !== undefined && seed !== '' ? { seed: Number(seed) } : {}),
-    ...(process.env.FCPATH ? { path: process.env.FCPATH, endOnFailure: true } : {}),
-  }
-}
-/** Vitest's limit for a property: 60 s, or `perRun` ms a run when RUNS asks for more. */
-const timeoutFor = (defaultRuns: number, perRun: number): number => Math.max(60_000, runsOf(defaultRuns) * perRun)
 
 // ---------------------------------------------------------------------------------------------
 // Automerge changes, built at append time against the writer's key and the record's text.

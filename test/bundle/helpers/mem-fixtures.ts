@@ -133,6 +133,19 @@ export function editFile(dir: string, relative: string, edit: (text: string) => 
   reseal(dir)
 }
 
+/** Rewrites a JSONL data file's lines as another tool would: its count in the manifest and the checksums follow. */
+export function rewriteLines(dir: string, file: string, change: (lines: string[]) => string[]): void {
+  let count = 0
+  editFile(dir, file, (text) => {
+    const changed = change(text.split('\n').filter((line) => line.length > 0))
+    count = changed.length
+    return changed.map((line) => `${line}\n`).join('')
+  })
+  editManifest(dir, (manifest) => {
+    (manifest.counts as Record<string, number>)[path.basename(file, '.jsonl')] = count
+  })
+}
+
 /** Replaces line `line` (1-based) of a JSONL file and reseals. */
 export function replaceLine(dir: string, relative: string, line: number, text: string): void {
   editFile(dir, relative, (body) => {
