@@ -11,7 +11,7 @@ import { InputError, LimitError, relocate } from '../errors.js'
 import { isPassthroughKindName, MAX_KIND_NAME_LENGTH, passthroughLineFault } from '../bundle/mem/layout.js'
 import { fieldOf, isRecordKind, kindSpec, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
 import { atIndex, refuseOtherKind, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
-import { createWrites, KEPT_AT_BYTES } from './create-split.js'
+import { createWrites, fitWithMore } from './create-split.js'
 import { createEntry, redactionSkeleton, type CreateEntry } from './record-entries.js'
 import type { WriteTimes } from './memory-types.js'
 import { writeTimesOf } from './write-times.js'
@@ -60,16 +60,20 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   const documents = new Map<string, Readonly<Record<string, Uint8Array>>>()
   const writes = built.map((created, index) => {
     const times = timesOf.get(index)
-    const kept = times !== undefined && heldFrom !== undefined ? keptTimes(created, times, heldFrom) : undefined
-    // Dated by its source: a record new here, and a held one whose kept times fit (else, as
-    // before, its writes carry the import's time, newer than they are: nothing looks older).
-    const sourced = sourceTime !== undefined && !documents.has(created.id) && (states[index] === undefined || kept !== undefined)
+    const kept = times !== undefined && heldFrom !== undefined ? keptTimes(created, times, heldFrom) : {}
+    // Dated by its source: a record new here, or held (its texts change only where the bundle's
+    // differ, and those values are as old as the source). The first write of an id in the list.
+    const sourced = sourceTime !== undefined && !documents.has(created.id)
     // A new record's texts are made again from the base document at its source's time (as built, they carry now).
-    const held = documents.get(created.id) ?? states[index]?.texts ?? (sourced ? baseDocuments(created) : undefined)
+    const held = documents.get(created.id) ?? states[index]?.texts ?? (sourced && states[index] === undefined ? baseDocuments(created) : undefined)
     const { entries, texts } = atIndexOfLimit(`records[${index}]`, () => createWrites(created, held, core.author, sourced ? sourceTime : now))
     documents.set(created.id, texts)
     if (!sourced) return entries
-    const stamps: { [key: string]: JsonValue } = kept !== undefined && Object.keys(kept).length > 0 ? { madeAt: sourceTime, keptAt: kept } : { madeAt: sourceTime }
+    const keptAt = Object.keys(kept).length > 0 ? `,"keptAt":${canonicalJson(kept)}` : ''
+    // Kept times that would not fit its bodies: neither time, as before (every value then looks
+    // as new as the import: none looks older than it is).
+    if (keptAt !== '' && !fitWithMore(entries, keptAt.length)) return entries
+    const stamps: { [key: string]: JsonValue } = keptAt !== '' ? { madeAt: sourceTime, keptAt: kept } : { madeAt: sourceTime }
     return entries.map((entry) => (entry.op === MEMORY_OPS.text ? entry : { ...entry, data: { ...(entry.data as { [key: string]: JsonValue }), ...stamps } }))
   })
   await core.refuseDeletedParents(built, (index) => `records[${index}]`)
@@ -81,10 +85,9 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
 /**
  * The times of the values a held record's create writes that were written in or after `from`
  * (its source's second): by field or extension key, and by key within a map field; texts keep
- * their own change times. Undefined when they would not fit the room every body keeps for them
- * (KEPT_AT_BYTES).
+ * their own change times.
  */
-function keptTimes(created: CreateEntry, times: WriteTimes, from: number): Record<string, JsonValue> | undefined {
+function keptTimes(created: CreateEntry, times: WriteTimes, from: number): Record<string, JsonValue> {
   const spec = kindSpec(created.kind)
   const data = created.data as { readonly fields?: Readonly<Record<string, JsonValue>>; readonly ext?: Readonly<Record<string, JsonValue>> }
   const out: Record<string, JsonValue> = {}
@@ -107,7 +110,7 @@ function keptTimes(created: CreateEntry, times: WriteTimes, from: number): Recor
     const time = written(key)
     if (time !== undefined && time >= from) out[key] = time
   }
-  return `,"keptAt":${canonicalJson(out)}`.length <= KEPT_AT_BYTES ? out : undefined
+  return out
 }
 
 /** The base document for each collaborative text a create carries. */

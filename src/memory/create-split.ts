@@ -68,12 +68,8 @@ export function assertCreateWritable(entry: CreateEntry): void {
   packPieces(entry.kind, entry.id, plan.pieces, BODY_LIMIT - plan.createSize, plan.create)
 }
 
-/**
- * Room kept in every body for an import's source times, added after the split: `,"madeAt":<ms>`
- * (32 bytes) and a held record's `,"keptAt":{…}` (at most KEPT_AT_BYTES, bulk-writes.ts).
- */
-export const KEPT_AT_BYTES = 480
-const MADE_AT_BYTES = 32 + KEPT_AT_BYTES
+/** Room kept in every body for `,"madeAt":<ms>` (an import's source time, added after the split). */
+const MADE_AT_BYTES = 32
 /** The size every create and patch is measured against. */
 const BODY_LIMIT = MAX_BODY_BYTES - MADE_AT_BYTES
 
@@ -81,8 +77,16 @@ const BODY_LIMIT = MAX_BODY_BYTES - MADE_AT_BYTES
 const BODY_ENVELOPE_BYTES = 128
 
 /** Bodies are measured exactly only when a cheap bound cannot tell (bulk writes are many and small). */
-function fitsOneBody(entry: Entry): boolean {
-  return sizeBound(entry.data, BODY_LIMIT) + BODY_ENVELOPE_BYTES <= BODY_LIMIT || entryBodySize(entry) <= BODY_LIMIT
+function fitsOneBody(entry: Entry, extra = 0): boolean {
+  return sizeBound(entry.data, BODY_LIMIT) + BODY_ENVELOPE_BYTES + extra <= BODY_LIMIT || entryBodySize(entry) + extra <= BODY_LIMIT
+}
+
+/**
+ * Whether every body of a split record (createWrites' entries) still fits with `extra` bytes more
+ * besides its madeAt (a held record's keptAt, bulk-writes.ts). Text events carry neither.
+ */
+export function fitWithMore(entries: readonly Entry[], extra: number): boolean {
+  return entries.every((entry) => entry.op === MEMORY_OPS.text || fitsOneBody(entry, extra))
 }
 
 /**

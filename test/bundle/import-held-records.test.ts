@@ -20,6 +20,7 @@ import path from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { madeAtOf } from '../../src/bundle/merge-records.js'
 import { ManualClock } from '../../src/log/clock.js'
+import { MAX_BODY_BYTES } from '../../src/log/event.js'
 import { Memory } from '../../src/memory/index.js'
 import { editManifest, tempBundlePath, tempDir } from './helpers/mem-fixtures.js'
 import { rejection } from '../helpers/error-code.js'
@@ -233,6 +234,34 @@ describe('importing a bundle made before what this replica wrote since', () => {
     await source.close()
     await target.close()
   })
+
+  it('a held record whose kept times would not fit its bodies is written without times, as new as the import, and nothing fails', async () => {
+    const clock = new ManualClock(at('09:00:00'))
+    const source = await Memory.open({ clock })
+    const keys = Array.from({ length: 60 }, (_, n) => `key${String(n).padStart(2, '0')}`)
+    const metadata = Object.fromEntries(keys.map((key) => [key, 'v']))
+    // Details leave less room in the create than 60 kept map keys' times take.
+    await source.remember({ kind: 'episode', id: 'ep', summary: 's1', details: 'x'.repeat(MAX_BODY_BYTES - 2_500), metadata })
+    const bundle = tempBundlePath()
+    await source.export(bundle)
+    await source.update('ep', { set: { summary: 's2' } })
+    const newer = tempBundlePath()
+    clock.set(at('09:05:00'))
+    await source.export(newer)
+    clock.set(at('09:10:00'))
+    const target = await Memory.open({ clock })
+    await target.import(bundle)
+    clock.set(at('09:20:00'))
+    await target.update('ep', { set: { metadata: Object.fromEntries(keys.map((key) => [key, 'edited'])) } })
+    clock.set(at('09:30:00'))
+    expect(await target.import(newer)).toMatchObject({ imported: { episode: 1 }, keptNewer: 1 })
+    expect(await target.get('ep')).toMatchObject({ summary: 's2', metadata: Object.fromEntries(keys.map((key) => [key, 'edited'])) })
+    const [times] = await target.lookup(['ep'], { writeTimes: true })
+    expect(times?.writeTimes?.fields.summary).toBe(at('09:30:00'))
+    expect(times?.writeTimes?.entries.metadata?.key00).toBe(at('09:30:00'))
+    await source.close()
+    await target.close()
+  }, 30_000)
 
   it('a held record\'s write an import kept stays as new as it was: a bundle made between the two does not undo it', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
