@@ -2,7 +2,7 @@
 export { compareStamps, stampSeenBy, type Stamp } from './stamp.js'
 export { writeRegister, type Register } from './register.js'
 export { addToSet, removeFromSet, setValues, type AddWinsSet, type Dot } from './add-wins-set.js'
-export { baseTextDocument, lastTextChangeTime, textOf, applyTextChanges, applyAuthoredTextChanges, isAuthoredBy, editText, spliceText } from './collaborative-text.js'
+export { baseTextDocument, lastTextChangeTime, textOf, applyTextChanges, applyAuthoredTextChanges, isAuthoredBy, editText, spliceText, markText } from './collaborative-text.js'
 export {
   resolveSupersessions, concurrentSupersessions, CLAIM_CLASSES, RECENCY_WINDOW_MS, CONFIDENCE_MARGIN,
   type Supersession, type SupersessionOutcome, type ClaimClass,

@@ -4,12 +4,12 @@
  * refuses the whole batch on any bad item, naming its index; nothing is written then.
  */
 import { assertArray, assertNonEmptyString, assertObject, assertOneOf, assertString } from '../assert.js'
-import { baseTextDocument, newTombstoneWins } from '../crdt/index.js'
+import { baseTextDocument, lastTextChangeTime, markText, newTombstoneWins, textOf } from '../crdt/index.js'
 import { canonicalJson, type JsonValue } from '../log/index.js'
 import { InputError, LimitError, relocate } from '../errors.js'
 // The codec's layout module alone: the rules a vendor kind and line keep in a `.mem` file.
 import { isPassthroughKindName, MAX_KIND_NAME_LENGTH, passthroughLineFault } from '../bundle/mem/layout.js'
-import { fieldOf, isRecordKind, kindSpec, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
+import { encodeChanges, fieldOf, isRecordKind, kindSpec, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
 import { atIndex, refuseOtherKind, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
 import { createWrites, fitWithMore } from './create-split.js'
 import { createEntry, redactionSkeleton, type CreateEntry } from './record-entries.js'
@@ -67,14 +67,20 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
     // A new record's texts are made again from the base document at its source's time (as built, they carry now).
     const held = documents.get(created.id) ?? states[index]?.texts ?? (sourced && states[index] === undefined ? baseDocuments(created) : undefined)
     const { entries, texts } = atIndexOfLimit(`records[${index}]`, () => createWrites(created, held, core.author, sourced ? sourceTime : now))
-    documents.set(created.id, texts)
+    // A held text the source holds too, last changed before it was made, is marked current at
+    // its time (an empty change): the record's plain fields are written again with that time,
+    // and the text kept an older one, so a bundle made between wrote over it (b1, b3, b2: helper-83).
+    const marks = sourced && heldFrom !== undefined && states[index] !== undefined ? markHeldTexts(created, states[index]?.texts, texts, core.author, sourceTime, heldFrom) : undefined
+    documents.set(created.id, marks?.texts ?? texts)
     if (!sourced) return entries
+    const written = marks ? [...entries, ...marks.entries] : entries
     const keptAt = Object.keys(kept).length > 0 ? `,"keptAt":${canonicalJson(kept)}` : ''
     // Kept times that would not fit its bodies: neither time, as before (every value then looks
     // as new as the import: none looks older than it is).
-    if (keptAt !== '' && !fitWithMore(entries, keptAt.length)) return entries
+    // In bytes, as bodies are measured: a key beyond ASCII takes up to 3 per UTF-16 unit (helper-83).
+    if (keptAt !== '' && !fitWithMore(entries, Buffer.byteLength(keptAt))) return written
     const stamps: { [key: string]: JsonValue } = keptAt !== '' ? { madeAt: sourceTime, keptAt: kept } : { madeAt: sourceTime }
-    return entries.map((entry) => (entry.op === MEMORY_OPS.text ? entry : { ...entry, data: { ...(entry.data as { [key: string]: JsonValue }), ...stamps } }))
+    return written.map((entry) => (entry.op === MEMORY_OPS.text ? entry : { ...entry, data: { ...(entry.data as { [key: string]: JsonValue }), ...stamps } }))
   })
   await core.refuseDeletedParents(built, (index) => `records[${index}]`)
   const events = writes.flat()
@@ -111,6 +117,27 @@ function keptTimes(created: CreateEntry, times: WriteTimes, from: number): Recor
     if (time !== undefined && time >= from) out[key] = time
   }
   return out
+}
+
+/**
+ * Empty text changes dated `sourceTime` for the held texts a held record's import write leaves
+ * as they are (the source holds the same text) whose latest change is before `from`.
+ */
+function markHeldTexts(created: CreateEntry, before: Readonly<Record<string, Uint8Array>> | undefined, after: Readonly<Record<string, Uint8Array>>, author: string, sourceTime: number, from: number): { entries: Entry[]; texts: Record<string, Uint8Array> } | undefined {
+  const data = created.data as { readonly texts?: Readonly<Record<string, unknown>> }
+  const entries: Entry[] = []
+  const texts: Record<string, Uint8Array> = { ...after }
+  for (const field of Object.keys(data.texts ?? {})) {
+    const value = created.fields[field]
+    const held = before !== undefined && Object.hasOwn(before, field) ? before[field] as Uint8Array : undefined
+    const now = Object.hasOwn(after, field) ? after[field] as Uint8Array : undefined
+    // Unchanged by the create (its text as held): the import writes nothing else to it.
+    if (typeof value !== 'string' || held === undefined || now === undefined || textOf(held) !== value || textOf(now) !== value || lastTextChangeTime(now) >= from) continue
+    const mark = markText(now, author, sourceTime)
+    entries.push({ op: MEMORY_OPS.text, data: { kind: created.kind, id: created.id, field, changes: encodeChanges(mark.changes) } })
+    texts[field] = mark.document
+  }
+  return entries.length > 0 ? { entries, texts } : undefined
 }
 
 /** The base document for each collaborative text a create carries. */

@@ -20,7 +20,7 @@ import path from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { madeAtOf } from '../../src/bundle/merge-records.js'
 import { ManualClock } from '../../src/log/clock.js'
-import { MAX_BODY_BYTES } from '../../src/log/event.js'
+import { canonicalJson, MAX_BODY_BYTES } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { editManifest, tempBundlePath, tempDir } from './helpers/mem-fixtures.js'
 import { rejection } from '../helpers/error-code.js'
@@ -262,6 +262,88 @@ describe('importing a bundle made before what this replica wrote since', () => {
     await source.close()
     await target.close()
   }, 30_000)
+
+  it('kept times of map keys beyond ASCII are measured in bytes against the room left in a body (helper-83)', async () => {
+    // keptAt was measured in UTF-16 units: 7 keys of 40 CJK characters are 416 units but 983
+    // bytes, so a held record whose create had 568 bytes to spare went over MAX_BODY_BYTES and
+    // the import threw BODY_TOO_LARGE. Now it is written without times.
+    const keys = Array.from({ length: 7 }, (_, n) => `${n}${'\u952e'.repeat(39)}`)
+    const mapOf = (value: string): Record<string, string> => Object.fromEntries(keys.map((key) => [key, value]))
+    const run = async (detailsLength: number): Promise<{ firstSize: number; firstStamp: string; error?: unknown; view?: unknown }> => {
+      const clock = new ManualClock(at('09:00:00'))
+      const source = await Memory.open({ clock })
+      const target = await Memory.open({ clock })
+      try {
+        await source.remember({ kind: 'episode', id: 'ep_big', summary: 's1', details: 'd'.repeat(detailsLength), metadata: mapOf('a') })
+        const first = tempBundlePath()
+        await source.export(first)
+        const empty = target.versionVector()
+        await target.import(first)
+        const [created] = await target.events(empty)
+        const body = created?.body as Uint8Array
+        const { madeAt } = (JSON.parse(Buffer.from(body).toString('utf8')) as { data: { madeAt: number } }).data
+        clock.set(at('09:10:00'))
+        await source.update('ep_big', { set: { summary: 's2' } })
+        const second = tempBundlePath()
+        await source.export(second)
+        clock.set(at('09:20:00'))
+        await target.update('ep_big', { set: { metadata: mapOf('b') } })
+        clock.set(at('09:30:00'))
+        const outcome = { firstSize: body.length, firstStamp: `,"madeAt":${madeAt}` }
+        try {
+          await target.import(second)
+        } catch (error) {
+          return { ...outcome, error }
+        }
+        return { ...outcome, view: await target.get('ep_big') }
+      } finally {
+        await source.close()
+        await target.close()
+      }
+    }
+    const probe = await run(1000)
+    expect(probe.error).toBeUndefined()
+    expect(Buffer.byteLength(`,"keptAt":${canonicalJson({ metadata: Object.fromEntries(keys.map((key) => [key, at('09:20:00')])) })}`)).toBeGreaterThan(512)
+    // Details sized so the held record's create (the second import's, values of one length
+    // alike) is 600 bytes under the limit: room for its madeAt, not for its keptAt.
+    const bare = probe.firstSize - probe.firstStamp.length
+    const large = await run(1000 + MAX_BODY_BYTES - 600 - bare)
+    expect(large.error).toBeUndefined()
+    expect(large.view).toMatchObject({ summary: 's2', metadata: mapOf('b') })
+  })
+
+  it('three backups in any order end with the newest: a text a written record holds as the bundle does looks as old as the bundle (helper-83)', async () => {
+    // The text went X, Y, X again while another field changed. Imported b1, b3, b2: b3 writes
+    // the record (charBudget) and re-stamps every plain field with its time, but its text is
+    // held already, so no change is made and the text keeps b1's time; b2 (older than b3, newer
+    // than b1) then writes Y over it. In the order b1, b2, b3 the record ends with X.
+    const clock = new ManualClock(at('09:00:00'))
+    const source = await Memory.open({ clock })
+    await source.remember({ kind: 'core', id: 'human', content: 'X', charBudget: 100 })
+    const bundles: string[] = []
+    for (const [time, step] of [['09:00:00', async () => {}], ['09:10:00', async () => source.editText('human', 'Y')], ['09:20:00', async () => {
+      await source.editText('human', 'X')
+      await source.update('human', { set: { charBudget: 200 } })
+    }]] as const) {
+      clock.set(at(time))
+      await step()
+      const bundle = tempBundlePath()
+      await source.export(bundle)
+      bundles.push(bundle)
+    }
+    const [b1, b2, b3] = bundles as [string, string, string]
+    clock.set(at('10:00:00'))
+    const ends: unknown[] = []
+    for (const order of [[b1, b2, b3], [b1, b3, b2]]) {
+      const target = await Memory.open({ clock })
+      for (const bundle of order) await target.import(bundle)
+      ends.push(await target.get('human'))
+      await target.close()
+    }
+    expect(ends[0]).toMatchObject({ content: 'X', charBudget: 200 })
+    expect(ends[1]).toMatchObject({ content: 'X', charBudget: 200 })
+    await source.close()
+  })
 
   it('a held record\'s write an import kept stays as new as it was: a bundle made between the two does not undo it', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
