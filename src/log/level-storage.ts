@@ -85,7 +85,7 @@ function errorCode(error: unknown): string | undefined {
 /**
  * LevelDB's in-memory write buffer (its memtable) before it is written out as a sorted file.
  * LevelDB's 4 MiB default flushes and compacts often under bulk appends; 16 MiB gave bulk append
- * and ingest 6-9% more (bench/README.md, "Write buffer"), for up to twice that in memory while a
+ * and ingest 6-9% more (bench/README.md, "a 16 MiB LevelDB write buffer"), for up to twice that in memory while a
  * full buffer is written out, and up to that much journal replayed on an open after a crash.
  */
 export const DEFAULT_WRITE_BUFFER_BYTES = 16 * 1024 * 1024

@@ -75,9 +75,9 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
     if (!sourced) return entries
     const written = marks ? [...entries, ...marks.entries] : entries
     const keptAt = Object.keys(kept).length > 0 ? `,"keptAt":${canonicalJson(kept)}` : ''
-    // Kept times that would not fit its bodies: neither time, as before (every value then looks
-    // as new as the import: none looks older than it is).
-    // In bytes, as bodies are measured: a key beyond ASCII takes up to 3 per UTF-16 unit (helper-83).
+    // Kept times that would not fit its bodies (in bytes, as bodies are measured: a key beyond
+    // ASCII takes up to 3 per UTF-16 unit, helper-83): neither time, as before; every value then
+    // looks as new as the import, none older than it is.
     if (keptAt !== '' && !fitWithMore(entries, Buffer.byteLength(keptAt))) return written
     const stamps: { [key: string]: JsonValue } = keptAt !== '' ? { madeAt: sourceTime, keptAt: kept } : { madeAt: sourceTime }
     return written.map((entry) => (entry.op === MEMORY_OPS.text ? entry : { ...entry, data: { ...(entry.data as { [key: string]: JsonValue }), ...stamps } }))

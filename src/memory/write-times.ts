@@ -1,18 +1,14 @@
 /**
  * When what a record holds was written (memory-types.ts, WriteTimes), read off its merge state
  * and, for each winning write, its event: an import's creates and patches carry when their
- * source was made (`madeAt`, bulk-writes.ts), which is the time their values were current.
+ * source was made (`madeAt`, bulk-writes.ts), which is the time their values were current, and
+ * a held record's the own times of the values it carried again as kept (`keptAt`).
  * What an import needs to leave alone writes made after its source was (merge-records.ts).
  */
 import { lastTextChangeTime, type RecordState, type Stamp } from '../crdt/index.js'
 import type { SpaceLog } from '../log/index.js'
 import type { WriteTimes } from './memory-types.js'
 
-/**
- * The write times of each state (undefined for none), reading each winning event once. With
- * `from`, a write whose event is older than it is given its event's time unread: its source's
- * time is at most that, so it is before `from` either way (all an import asks).
- */
 /**
  * What a write's event says of its values' time: `madeAt`, when the import's source was made,
  * and `keptAt`, the times of values a held record's import write carried again as they were
