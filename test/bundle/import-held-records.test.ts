@@ -83,101 +83,101 @@ describe('importing counters', () => {
   })
 })
 
+/** Runs `test` with Date faked (vi.setSystemTime sets it), real again after. */
+async function withFakeDate(test: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['Date'] })
+  try {
+    await test()
+  } finally {
+    vi.useRealTimers()
+  }
+}
+
 describe('importing a bundle made before what this replica wrote since', () => {
   const at = (time: string): number => Date.parse(`2026-06-01T${time}Z`)
 
-  it('a stale .mem bundle undoes no field, map key, extension key or text written after it was made; older held writes it does write', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      vi.setSystemTime(at('09:50:00'))
-      const source = await Memory.open()
-      const target = await Memory.open()
-      await source.remember({ kind: 'episode', id: 'ep_s', summary: 'first', details: 'first details', metadata: { a: '1', b: '1' }, x_vendor: 'v1', x_gone: 'g', sourceID: 'src-1' })
-      await source.remember({ kind: 'core', id: 'human', content: 'first text' })
-      const start = tempBundlePath()
-      await source.export(start)
-      await target.import(start)
+  it('a stale .mem bundle undoes no field, map key, extension key or text written after it was made; older held writes it does write', () => withFakeDate(async () => {
+    vi.setSystemTime(at('09:50:00'))
+    const source = await Memory.open()
+    const target = await Memory.open()
+    await source.remember({ kind: 'episode', id: 'ep_s', summary: 'first', details: 'first details', metadata: { a: '1', b: '1' }, x_vendor: 'v1', x_gone: 'g', sourceID: 'src-1' })
+    await source.remember({ kind: 'core', id: 'human', content: 'first text' })
+    const start = tempBundlePath()
+    await source.export(start)
+    await target.import(start)
 
-      vi.setSystemTime(at('09:55:00'))
-      await target.update('ep_s', { set: { details: 'details written before the bundle' } })
-      vi.setSystemTime(at('10:00:00.700'))
-      const old = tempBundlePath()
-      await source.export(old)
-      // Within the second the bundle names (it has whole seconds): it may not have seen this write, which stays.
-      vi.setSystemTime(at('10:00:00.900'))
-      await target.update('ep_s', { set: { sourceType: 'edited in the same second' } })
-      vi.setSystemTime(at('10:05:00'))
-      await target.update('ep_s', { set: { summary: 'edited since', metadata: { a: '2' }, x_vendor: 'v2' }, unset: ['x_gone', 'sourceID'] })
-      await target.editText('human', 'edited since')
-      const [episodeTimes, humanTimes] = await target.lookup(['ep_s', 'human'], { writeTimes: true })
-      expect(episodeTimes?.writeTimes?.fields).toMatchObject({ summary: at('10:05:00'), x_vendor: at('10:05:00'), x_gone: at('10:05:00'), details: at('09:55:00'), sourceType: at('10:00:00.900') })
-      expect(episodeTimes?.writeTimes?.entries.metadata).toEqual({ a: at('10:05:00'), b: at('09:50:00') })
-      expect(humanTimes?.writeTimes?.fields.content).toBe(at('10:05:00'))
-      expect((await target.lookup(['ep_s']))[0]?.writeTimes).toBeUndefined()
-      expect(await rejection(target.lookup(['ep_s'], { writeTimes: 'yes' as unknown as boolean }))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'options.writeTimes' } })
+    vi.setSystemTime(at('09:55:00'))
+    await target.update('ep_s', { set: { details: 'details written before the bundle' } })
+    vi.setSystemTime(at('10:00:00.700'))
+    const old = tempBundlePath()
+    await source.export(old)
+    // Within the second the bundle names (it has whole seconds): it may not have seen this write, which stays.
+    vi.setSystemTime(at('10:00:00.900'))
+    await target.update('ep_s', { set: { sourceType: 'edited in the same second' } })
+    vi.setSystemTime(at('10:05:00'))
+    await target.update('ep_s', { set: { summary: 'edited since', metadata: { a: '2' }, x_vendor: 'v2' }, unset: ['x_gone', 'sourceID'] })
+    await target.editText('human', 'edited since')
+    const [episodeTimes, humanTimes] = await target.lookup(['ep_s', 'human'], { writeTimes: true })
+    expect(episodeTimes?.writeTimes?.fields).toMatchObject({ summary: at('10:05:00'), x_vendor: at('10:05:00'), x_gone: at('10:05:00'), details: at('09:55:00'), sourceType: at('10:00:00.900') })
+    expect(episodeTimes?.writeTimes?.entries.metadata).toEqual({ a: at('10:05:00'), b: at('09:50:00') })
+    expect(humanTimes?.writeTimes?.fields.content).toBe(at('10:05:00'))
+    expect((await target.lookup(['ep_s']))[0]?.writeTimes).toBeUndefined()
+    expect(await rejection(target.lookup(['ep_s'], { writeTimes: 'yes' as unknown as boolean }))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'options.writeTimes' } })
 
-      vi.setSystemTime(at('10:10:00'))
-      const report = await target.import(old)
-      const episode = await target.get('ep_s')
-      expect(episode).toMatchObject({ summary: 'edited since', metadata: { a: '2', b: '1' }, x_vendor: 'v2', details: 'first details', sourceType: 'edited in the same second' })
-      // Unset since: they stay unset.
-      expect(episode?.x_gone).toBeUndefined()
-      expect(episode?.sourceID).toBeUndefined()
-      expect((await target.get('human'))?.content).toBe('edited since')
-      expect(report).toMatchObject({ format: 'mem', imported: { episode: 1 }, keptNewer: 2 })
+    vi.setSystemTime(at('10:10:00'))
+    const report = await target.import(old)
+    const episode = await target.get('ep_s')
+    expect(episode).toMatchObject({ summary: 'edited since', metadata: { a: '2', b: '1' }, x_vendor: 'v2', details: 'first details', sourceType: 'edited in the same second' })
+    // Unset since: they stay unset.
+    expect(episode?.x_gone).toBeUndefined()
+    expect(episode?.sourceID).toBeUndefined()
+    expect((await target.get('human'))?.content).toBe('edited since')
+    expect(report).toMatchObject({ format: 'mem', imported: { episode: 1 }, keptNewer: 2 })
 
-      // Again: nothing left to write.
-      const before = target.versionVector()
-      expect(await target.import(old)).toMatchObject({ imported: {}, keptNewer: 2 })
-      expect(target.versionVector()).toEqual(before)
+    // Again: nothing left to write.
+    const before = target.versionVector()
+    expect(await target.import(old)).toMatchObject({ imported: {}, keptNewer: 2 })
+    expect(target.versionVector()).toEqual(before)
 
-      // A bundle made after those writes: its lines carry no write times, so the import cannot
-      // tell that the source's values are older than the target's. They are written, as any import
-      // writes (the limit docs/design-decisions.md names).
-      vi.setSystemTime(at('10:20:00'))
-      const fresh = tempBundlePath()
-      await source.export(fresh)
-      await target.import(fresh)
-      expect(await target.get('ep_s')).toMatchObject({ summary: 'first', metadata: { a: '1', b: '1' }, x_vendor: 'v1' })
-      expect((await target.get('human'))?.content).toBe('first text')
-      await source.close()
-      await target.close()
-    } finally {
-      vi.useRealTimers()
-    }
-  })
+    // A bundle made after those writes: its lines carry no write times, so the import cannot
+    // tell that the source's values are older than the target's. They are written, as any import
+    // writes (the limit docs/design-decisions.md names).
+    vi.setSystemTime(at('10:20:00'))
+    const fresh = tempBundlePath()
+    await source.export(fresh)
+    await target.import(fresh)
+    expect(await target.get('ep_s')).toMatchObject({ summary: 'first', metadata: { a: '1', b: '1' }, x_vendor: 'v1' })
+    expect((await target.get('human'))?.content).toBe('first text')
+    await source.close()
+    await target.close()
+  }))
 
-  it('two backups restored oldest first: the newer one writes over what the older one brought (imported values carry their source\'s time)', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      vi.setSystemTime(at('09:00:00'))
-      const source = await Memory.open()
-      await source.remember({ kind: 'episode', id: 'ep_b', summary: 'first', metadata: { k: '1' } })
-      await source.remember({ kind: 'core', id: 'human', content: 'first text' })
-      const older = tempBundlePath()
-      await source.export(older)
-      vi.setSystemTime(at('09:30:00'))
-      await source.update('ep_b', { set: { summary: 'second', metadata: { k: '2' } } })
-      await source.editText('human', 'second text')
-      const newer = tempBundlePath()
-      await source.export(newer)
+  it('two backups restored oldest first: the newer one writes over what the older one brought (imported values carry their source\'s time)', () => withFakeDate(async () => {
+    vi.setSystemTime(at('09:00:00'))
+    const source = await Memory.open()
+    await source.remember({ kind: 'episode', id: 'ep_b', summary: 'first', metadata: { k: '1' } })
+    await source.remember({ kind: 'core', id: 'human', content: 'first text' })
+    const older = tempBundlePath()
+    await source.export(older)
+    vi.setSystemTime(at('09:30:00'))
+    await source.update('ep_b', { set: { summary: 'second', metadata: { k: '2' } } })
+    await source.editText('human', 'second text')
+    const newer = tempBundlePath()
+    await source.export(newer)
 
-      vi.setSystemTime(at('10:00:00'))
-      const target = await Memory.open()
-      await target.import(older)
-      const [times] = await target.lookup(['ep_b'], { writeTimes: true })
-      expect(times?.writeTimes?.fields.summary).toBe(at('09:00:00'))
-      vi.setSystemTime(at('10:05:00'))
-      const report = await target.import(newer)
-      expect(report).toMatchObject({ imported: { episode: 1, core: 1 }, keptNewer: 0 })
-      expect(await target.get('ep_b')).toMatchObject({ summary: 'second', metadata: { k: '2' } })
-      expect((await target.get('human'))?.content).toBe('second text')
-      await source.close()
-      await target.close()
-    } finally {
-      vi.useRealTimers()
-    }
-  })
+    vi.setSystemTime(at('10:00:00'))
+    const target = await Memory.open()
+    await target.import(older)
+    const [times] = await target.lookup(['ep_b'], { writeTimes: true })
+    expect(times?.writeTimes?.fields.summary).toBe(at('09:00:00'))
+    vi.setSystemTime(at('10:05:00'))
+    const report = await target.import(newer)
+    expect(report).toMatchObject({ imported: { episode: 1, core: 1 }, keptNewer: 0 })
+    expect(await target.get('ep_b')).toMatchObject({ summary: 'second', metadata: { k: '2' } })
+    expect((await target.get('human'))?.content).toBe('second text')
+    await source.close()
+    await target.close()
+  }))
 
   it('backups restored oldest first end with the newest: what an import changes in a held record looks as old as its bundle', async () => {
     // helper-82: the second import's changes carried its own time, newer than the third bundle,
@@ -345,81 +345,71 @@ describe('importing a bundle made before what this replica wrote since', () => {
     await source.close()
   })
 
-  it('a held record\'s write an import kept stays as new as it was: a bundle made between the two does not undo it', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      vi.setSystemTime(at('09:00:00'))
-      const source = await Memory.open()
-      await source.remember({ kind: 'episode', id: 'ep_h', summary: 'first', details: 'd1' })
-      const first = tempBundlePath()
-      await source.export(first)
-      const target = await Memory.open()
-      await target.import(first)
-      vi.setSystemTime(at('09:10:00'))
-      await source.update('ep_h', { set: { summary: 'middle', details: 'd2' } })
-      const middle = tempBundlePath()
-      await source.export(middle)
-      vi.setSystemTime(at('09:20:00'))
-      await target.update('ep_h', { set: { summary: 'edited here' } })
-      vi.setSystemTime(at('09:30:00'))
-      await source.update('ep_h', { set: { details: 'd3' } })
-      // Said to be made at 09:05 but holding other details than the target now: the import writes
-      // the record again (the details) and keeps the summary edited at 09:20. Were that write to
-      // carry the bundle's 09:05 for the summary too, it would look older than the 09:10 bundle.
-      const stale = tempBundlePath()
-      await source.export(stale)
-      editManifest(stale, (manifest) => { manifest.createdAt = '2026-06-01T09:05:00Z' })
-      expect(await target.import(stale)).toMatchObject({ imported: { episode: 1 }, keptNewer: 1 })
-      expect(await target.get('ep_h')).toMatchObject({ summary: 'edited here', details: 'd3' })
-      vi.setSystemTime(at('09:40:00'))
-      expect(await target.import(middle)).toMatchObject({ keptNewer: 1 })
-      expect(await target.get('ep_h')).toMatchObject({ summary: 'edited here' })
-      await source.close()
-      await target.close()
-    } finally {
-      vi.useRealTimers()
-    }
-  })
+  it('a held record\'s write an import kept stays as new as it was: a bundle made between the two does not undo it', () => withFakeDate(async () => {
+    vi.setSystemTime(at('09:00:00'))
+    const source = await Memory.open()
+    await source.remember({ kind: 'episode', id: 'ep_h', summary: 'first', details: 'd1' })
+    const first = tempBundlePath()
+    await source.export(first)
+    const target = await Memory.open()
+    await target.import(first)
+    vi.setSystemTime(at('09:10:00'))
+    await source.update('ep_h', { set: { summary: 'middle', details: 'd2' } })
+    const middle = tempBundlePath()
+    await source.export(middle)
+    vi.setSystemTime(at('09:20:00'))
+    await target.update('ep_h', { set: { summary: 'edited here' } })
+    vi.setSystemTime(at('09:30:00'))
+    await source.update('ep_h', { set: { details: 'd3' } })
+    // Said to be made at 09:05 but holding other details than the target now: the import writes
+    // the record again (the details) and keeps the summary edited at 09:20. Were that write to
+    // carry the bundle's 09:05 for the summary too, it would look older than the 09:10 bundle.
+    const stale = tempBundlePath()
+    await source.export(stale)
+    editManifest(stale, (manifest) => { manifest.createdAt = '2026-06-01T09:05:00Z' })
+    expect(await target.import(stale)).toMatchObject({ imported: { episode: 1 }, keptNewer: 1 })
+    expect(await target.get('ep_h')).toMatchObject({ summary: 'edited here', details: 'd3' })
+    vi.setSystemTime(at('09:40:00'))
+    expect(await target.import(middle)).toMatchObject({ keptNewer: 1 })
+    expect(await target.get('ep_h')).toMatchObject({ summary: 'edited here' })
+    await source.close()
+    await target.close()
+  }))
 
-  it('a bundle\'s time is read in the clock of the space\'s events: a writer whose clock runs ahead moves both alike', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      vi.setSystemTime(at('09:00:00'))
-      const hour = 3_600_000
-      const ahead = new ManualClock(at('10:00:00'))
-      const owner = await Memory.open()
-      const fast = await Memory.open({ clock: ahead, space: owner.space })
-      const other = await Memory.open({ space: owner.space })
-      await owner.grant(fast.author)
-      await owner.grant(other.author)
-      const sync = async (to: Memory, from: Memory): Promise<void> => { await to.ingest(await from.events(to.versionVector())) }
-      await sync(fast, owner)
-      await fast.remember({ kind: 'episode', id: 'ep_fast', summary: 'from a clock an hour ahead' })
-      await sync(owner, fast)
-      await owner.remember({ kind: 'episode', id: 'ep', summary: 'old' })
-      vi.setSystemTime(at('09:20:00'))
-      ahead.set(Date.now() + hour)
-      await sync(fast, owner)
-      await fast.update('ep_fast', { set: { summary: 'still ahead' } })
-      await sync(other, fast)
-      await other.update('ep', { set: { summary: 'new' } })
-      vi.setSystemTime(at('09:25:00'))
-      const bundle = tempBundlePath()
-      await other.export(bundle)
-      // What it wrote at 09:20 is dated 10:20 like every write after the fast one: so is its bundle.
-      const [times] = await other.lookup(['ep'], { writeTimes: true })
-      expect(times?.writeTimes?.fields.summary).toBe(at('10:20:00'))
-      expect(owner.log.clockWall()).toBe(at('10:00:00'))
-      // The owner's 'old' carries 10:00 (a physical 09:00): older than the bundle, so written over.
-      vi.setSystemTime(at('09:30:00'))
-      expect(await owner.import(bundle)).toMatchObject({ imported: { episode: 2 }, keptNewer: 0 })
-      expect((await owner.get('ep'))?.summary).toBe('new')
-      expect((await owner.get('ep_fast'))?.summary).toBe('still ahead')
-      for (const memory of [owner, fast, other]) await memory.close()
-    } finally {
-      vi.useRealTimers()
-    }
-  })
+  it('a bundle\'s time is read in the clock of the space\'s events: a writer whose clock runs ahead moves both alike', () => withFakeDate(async () => {
+    vi.setSystemTime(at('09:00:00'))
+    const hour = 3_600_000
+    const ahead = new ManualClock(at('10:00:00'))
+    const owner = await Memory.open()
+    const fast = await Memory.open({ clock: ahead, space: owner.space })
+    const other = await Memory.open({ space: owner.space })
+    await owner.grant(fast.author)
+    await owner.grant(other.author)
+    const sync = async (to: Memory, from: Memory): Promise<void> => { await to.ingest(await from.events(to.versionVector())) }
+    await sync(fast, owner)
+    await fast.remember({ kind: 'episode', id: 'ep_fast', summary: 'from a clock an hour ahead' })
+    await sync(owner, fast)
+    await owner.remember({ kind: 'episode', id: 'ep', summary: 'old' })
+    vi.setSystemTime(at('09:20:00'))
+    ahead.set(Date.now() + hour)
+    await sync(fast, owner)
+    await fast.update('ep_fast', { set: { summary: 'still ahead' } })
+    await sync(other, fast)
+    await other.update('ep', { set: { summary: 'new' } })
+    vi.setSystemTime(at('09:25:00'))
+    const bundle = tempBundlePath()
+    await other.export(bundle)
+    // What it wrote at 09:20 is dated 10:20 like every write after the fast one: so is its bundle.
+    const [times] = await other.lookup(['ep'], { writeTimes: true })
+    expect(times?.writeTimes?.fields.summary).toBe(at('10:20:00'))
+    expect(owner.log.clockWall()).toBe(at('10:00:00'))
+    // The owner's 'old' carries 10:00 (a physical 09:00): older than the bundle, so written over.
+    vi.setSystemTime(at('09:30:00'))
+    expect(await owner.import(bundle)).toMatchObject({ imported: { episode: 2 }, keptNewer: 0 })
+    expect((await owner.get('ep'))?.summary).toBe('new')
+    expect((await owner.get('ep_fast'))?.summary).toBe('still ahead')
+    for (const memory of [owner, fast, other]) await memory.close()
+  }))
 
   it('a text edited after its bundle was made keeps the edit when a writer\'s clock ran ahead: text changes are dated in the space\'s clock', async () => {
     // helper-82: the bundle was dated in the space's clock (10:00, from one write an hour ahead)
@@ -444,35 +434,30 @@ describe('importing a bundle made before what this replica wrote since', () => {
     await memory.close()
   })
 
-  it('an import\'s source time is never after the event that carries it, and a write time never after its event', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      vi.setSystemTime(at('09:00:00'))
-      const memory = await Memory.open()
-      await memory.rememberMany([{ kind: 'episode', id: 'ep_future', summary: 'a source dated later' }], { madeAt: at('12:00:00') })
-      await memory.rememberMany([{ kind: 'episode', id: 'ep_past', summary: 'a source dated earlier' }], { madeAt: at('08:00:00') })
-      // Another writer's body can say anything: a source time after its own event counts as the event's.
-      await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_signed', fields: { summary: 's' }, madeAt: at('23:00:00') } })
-      // So is a kept time; one that is not a number, or a keptAt that is not a map, counts as none.
-      await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_kept', fields: { summary: 's', details: 'd', metadata: { k: 'v' } }, madeAt: at('07:00:00'), keptAt: { summary: at('23:00:00'), details: 'soon', metadata: { k: at('08:30:00') } } } })
-      await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_bad_kept', fields: { summary: 's' }, madeAt: at('07:00:00'), keptAt: [at('08:30:00')] } })
-      const times = await memory.lookup(['ep_future', 'ep_past', 'ep_signed', 'ep_bad_kept'], { writeTimes: true })
-      expect(times.map((item) => item.writeTimes?.fields.summary)).toEqual([at('09:00:00'), at('08:00:00'), at('09:00:00'), at('07:00:00')])
-      const [kept] = await memory.lookup(['ep_kept'], { writeTimes: true })
-      expect(kept?.writeTimes).toMatchObject({ fields: { summary: at('09:00:00'), details: at('07:00:00') }, entries: { metadata: { k: at('08:30:00') } } })
-      // With `from`, times only need to tell before from after it: an event older than it is not read.
-      vi.setSystemTime(at('09:30:00'))
-      const from = await memory.lookup(['ep_past'], { writeTimes: { from: at('09:10:00') } })
-      expect(from[0]?.writeTimes?.fields.summary).toBe(at('09:00:00'))
-      const after = await memory.lookup(['ep_past'], { writeTimes: { from: at('08:30:00') } })
-      expect(after[0]?.writeTimes?.fields.summary).toBe(at('08:00:00'))
-      expect(await rejection(memory.lookup(['ep_past'], { writeTimes: { from: 'soon' } as unknown as { from: number } }))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'options.writeTimes.from' } })
-      expect(await rejection(memory.lookup(['ep_past'], { writeTimes: { since: 1 } as unknown as { from: number } }))).toMatchObject({ code: 'UNKNOWN_FIELD', where: { field: 'options.writeTimes.since' } })
-      await memory.close()
-    } finally {
-      vi.useRealTimers()
-    }
-  })
+  it('an import\'s source time is never after the event that carries it, and a write time never after its event', () => withFakeDate(async () => {
+    vi.setSystemTime(at('09:00:00'))
+    const memory = await Memory.open()
+    await memory.rememberMany([{ kind: 'episode', id: 'ep_future', summary: 'a source dated later' }], { madeAt: at('12:00:00') })
+    await memory.rememberMany([{ kind: 'episode', id: 'ep_past', summary: 'a source dated earlier' }], { madeAt: at('08:00:00') })
+    // Another writer's body can say anything: a source time after its own event counts as the event's.
+    await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_signed', fields: { summary: 's' }, madeAt: at('23:00:00') } })
+    // So is a kept time; one that is not a number, or a keptAt that is not a map, counts as none.
+    await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_kept', fields: { summary: 's', details: 'd', metadata: { k: 'v' } }, madeAt: at('07:00:00'), keptAt: { summary: at('23:00:00'), details: 'soon', metadata: { k: at('08:30:00') } } } })
+    await memory.log.append(memory.identity, { op: 'memory.create', data: { kind: 'episode', id: 'ep_bad_kept', fields: { summary: 's' }, madeAt: at('07:00:00'), keptAt: [at('08:30:00')] } })
+    const times = await memory.lookup(['ep_future', 'ep_past', 'ep_signed', 'ep_bad_kept'], { writeTimes: true })
+    expect(times.map((item) => item.writeTimes?.fields.summary)).toEqual([at('09:00:00'), at('08:00:00'), at('09:00:00'), at('07:00:00')])
+    const [kept] = await memory.lookup(['ep_kept'], { writeTimes: true })
+    expect(kept?.writeTimes).toMatchObject({ fields: { summary: at('09:00:00'), details: at('07:00:00') }, entries: { metadata: { k: at('08:30:00') } } })
+    // With `from`, times only need to tell before from after it: an event older than it is not read.
+    vi.setSystemTime(at('09:30:00'))
+    const from = await memory.lookup(['ep_past'], { writeTimes: { from: at('09:10:00') } })
+    expect(from[0]?.writeTimes?.fields.summary).toBe(at('09:00:00'))
+    const after = await memory.lookup(['ep_past'], { writeTimes: { from: at('08:30:00') } })
+    expect(after[0]?.writeTimes?.fields.summary).toBe(at('08:00:00'))
+    expect(await rejection(memory.lookup(['ep_past'], { writeTimes: { from: 'soon' } as unknown as { from: number } }))).toMatchObject({ code: 'WRONG_TYPE', where: { field: 'options.writeTimes.from' } })
+    expect(await rejection(memory.lookup(['ep_past'], { writeTimes: { since: 1 } as unknown as { from: number } }))).toMatchObject({ code: 'UNKNOWN_FIELD', where: { field: 'options.writeTimes.since' } })
+    await memory.close()
+  }))
 
   it('rememberMany takes a source time of whole milliseconds since 1970, naming the option otherwise; nothing is written', async () => {
     const memory = await Memory.open()
@@ -492,45 +477,35 @@ describe('importing a bundle made before what this replica wrote since', () => {
     expect(madeAtOf(undefined)).toBeUndefined()
   })
 
-  it('a bundle dated with milliseconds keeps a held write in its own second, before the milliseconds too', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      vi.setSystemTime(at('09:00:00'))
-      const source = await Memory.open()
-      await source.remember({ kind: 'episode', id: 'ep_ms', summary: 'from the bundle' })
-      const bundle = tempBundlePath()
-      await source.export(bundle)
-      editManifest(bundle, (manifest) => { manifest.createdAt = '2026-06-01T09:05:00.900Z' })
-      const target = await Memory.open()
-      await target.remember({ kind: 'episode', id: 'ep_ms', summary: 'first here' })
-      vi.setSystemTime(at('09:05:00.100'))
-      await target.update('ep_ms', { set: { summary: 'written in the bundle\'s second' } })
-      vi.setSystemTime(at('09:10:00'))
-      expect(await target.import(bundle)).toMatchObject({ keptNewer: 1 })
-      expect((await target.get('ep_ms'))?.summary).toBe('written in the bundle\'s second')
-      await source.close()
-      await target.close()
-    } finally {
-      vi.useRealTimers()
-    }
-  })
+  it('a bundle dated with milliseconds keeps a held write in its own second, before the milliseconds too', () => withFakeDate(async () => {
+    vi.setSystemTime(at('09:00:00'))
+    const source = await Memory.open()
+    await source.remember({ kind: 'episode', id: 'ep_ms', summary: 'from the bundle' })
+    const bundle = tempBundlePath()
+    await source.export(bundle)
+    editManifest(bundle, (manifest) => { manifest.createdAt = '2026-06-01T09:05:00.900Z' })
+    const target = await Memory.open()
+    await target.remember({ kind: 'episode', id: 'ep_ms', summary: 'first here' })
+    vi.setSystemTime(at('09:05:00.100'))
+    await target.update('ep_ms', { set: { summary: 'written in the bundle\'s second' } })
+    vi.setSystemTime(at('09:10:00'))
+    expect(await target.import(bundle)).toMatchObject({ keptNewer: 1 })
+    expect((await target.get('ep_ms'))?.summary).toBe('written in the bundle\'s second')
+    await source.close()
+    await target.close()
+  }))
 
-  it('a PAM import writes its values over later edits: its creation time is outside what its signature covers', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      vi.setSystemTime(at('09:00:00'))
-      const memory = await Memory.open()
-      await memory.remember({ kind: 'episode', id: 'ep_pam', summary: 'in the artifact' })
-      const artifact = path.join(tempDir(), 'memory.pam')
-      await memory.export(artifact, { format: 'pam' })
-      vi.setSystemTime(at('09:30:00'))
-      await memory.update('ep_pam', { set: { summary: 'edited since' } })
-      const report = await memory.import(artifact)
-      expect(report).toMatchObject({ format: 'pam', keptNewer: 0 })
-      expect((await memory.get('ep_pam'))?.summary).toBe('in the artifact')
-      await memory.close()
-    } finally {
-      vi.useRealTimers()
-    }
-  })
+  it('a PAM import writes its values over later edits: its creation time is outside what its signature covers', () => withFakeDate(async () => {
+    vi.setSystemTime(at('09:00:00'))
+    const memory = await Memory.open()
+    await memory.remember({ kind: 'episode', id: 'ep_pam', summary: 'in the artifact' })
+    const artifact = path.join(tempDir(), 'memory.pam')
+    await memory.export(artifact, { format: 'pam' })
+    vi.setSystemTime(at('09:30:00'))
+    await memory.update('ep_pam', { set: { summary: 'edited since' } })
+    const report = await memory.import(artifact)
+    expect(report).toMatchObject({ format: 'pam', keptNewer: 0 })
+    expect((await memory.get('ep_pam'))?.summary).toBe('in the artifact')
+    await memory.close()
+  }))
 })
