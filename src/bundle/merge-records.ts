@@ -54,6 +54,11 @@ export interface MergeOptions {
    * (an add, a raise): a set keeps no time of a removal, so an element removed since can come back.
    */
   readonly madeAt?: number
+  /**
+   * When the source wrote each record (ms since the epoch, by record id): as `madeAt`, for that
+   * record, in place of `madeAt` (an adapter's records, each dated by its entry's own times).
+   */
+  readonly sourceTimes?: ReadonlyMap<string, number>
   /** Records merged so far, and the total. */
   readonly onProgress?: (done: number, total: number) => void
   /**
@@ -88,10 +93,13 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   const placeholders = new Set([...(options.placeholder === undefined ? [] : [options.placeholder]), ...(options.placeholders ?? [])])
   if (!options.checked) checkRecordsWritable(records, options.locate ?? ((kind, index) => ({ path: `records.${kind}[${index}]` })))
   const total = RECORD_KINDS.reduce((sum, kind) => sum + (records[kind]?.length ?? 0), 0)
-  const madeAt = options.madeAt
+  const madeAtOfId = (id: string): number | undefined => options.sourceTimes?.get(id) ?? options.madeAt
   // Write times from the start of the source's second on may be after it was made (its time
   // has whole seconds): such writes are kept, an edit just after an export included.
-  const newerFrom = madeAt === undefined ? undefined : Math.floor(madeAt / 1000) * 1000
+  const newerFromOf = (id: string): number | undefined => {
+    const madeAt = madeAtOfId(id)
+    return madeAt === undefined ? undefined : Math.floor(madeAt / 1000) * 1000
+  }
   let unchanged = 0
   let blocked = 0
   let keptNewer = 0
@@ -117,16 +125,19 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
       const comparedOf = (record: JsonObject): JsonObject => (ignore.size === 0 ? record : Object.fromEntries(Object.entries(record).filter(([key]) => !ignore.has(key))))
       // When each field was written, only for held records the import would change: a
       // re-import of what is held reads nothing more (WriteTimes reads the writing events).
-      const changing = newerFrom === undefined ? [] : batch.flatMap((_, i) => {
+      const newerFroms = ids.map(newerFromOf)
+      const changing = batch.flatMap((_, i) => {
         const { status, view } = own[i] as LookupResult
-        return status === 'visible' && view && !alreadyHolds(view, comparedOf(givens[i] as JsonObject), canonical) ? [i] : []
+        return newerFroms[i] !== undefined && status === 'visible' && view && !alreadyHolds(view, comparedOf(givens[i] as JsonObject), canonical) ? [i] : []
       })
-      const times = newerFrom !== undefined && changing.length > 0 ? await memory.lookup(changing.map((i) => ids[i] as string), { writeTimes: { from: newerFrom } }) : []
+      const from = Math.min(...changing.map((i) => newerFroms[i] as number))
+      const times = changing.length > 0 ? await memory.lookup(changing.map((i) => ids[i] as string), { writeTimes: { from } }) : []
       const timesAt = new Map(changing.map((index, n) => [index, times[n]?.writeTimes]))
       batch.forEach((_, i) => {
         const { status, view } = own[i] as LookupResult
         const given = givens[i] as JsonObject
         const writeTimes = timesAt.get(i)
+        const newerFrom = newerFroms[i]
         const record = view && writeTimes && newerFrom !== undefined ? keepNewerWrites(view, given, writeTimes, newerFrom) : given
         if (record !== given) keptNewer++
         const compared = comparedOf(record)
@@ -155,7 +166,8 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   for (let start = 0; start < kept.length; start += MERGE_BATCH) {
     const batch = kept.slice(start, start + MERGE_BATCH)
     // Bundle records are typed at run time: rememberMany checks each against its kind.
-    await memory.rememberMany(batch.map(([kind, record]) => ({ ...record, kind }) as RememberInput), madeAt === undefined ? {} : { madeAt })
+    const madeAts = batch.map(([kind, record]) => madeAtOfId(recordIdOf(kind, record)))
+    await memory.rememberMany(batch.map(([kind, record]) => ({ ...record, kind }) as RememberInput), madeAts.some((time) => time !== undefined) ? { madeAt: madeAts } : {})
     for (const [kind] of batch) imported[kind] = (imported[kind] ?? 0) + 1
     done += batch.length
     options.onProgress?.(done, total)

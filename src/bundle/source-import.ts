@@ -5,7 +5,12 @@
  * the import's own `ingestionTime` is left out of the comparison, and so is any time the
  * adapter could only fill with "now" (a source time missing or unreadable): a record already
  * held keeps the time its first import gave it.
+ *
+ * Each record is dated by the latest time its source gives it (`sourceTimeOf`): a field written
+ * here after it keeps its value, so importing the same export again after an edit does not
+ * undo the edit, while an export in which the entry changed later writes over it.
  */
+import type { JsonValue } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { formatTimestamp, type RecordKind } from '../projection/index.js'
 import { InputError } from '../errors.js'
@@ -27,6 +32,37 @@ export interface SourceImportReport extends MergeReport {
   /** Chunks held here whose document is now shorter: emptied (see emptyStaleChunks). */
   readonly emptiedChunks: number
   readonly warnings: readonly AdapterWarning[]
+}
+
+/**
+ * The fields of each kind that say when its source wrote the entry (created, updated, stated,
+ * stored), not when something it describes holds (valid times, expiries, access times).
+ */
+const SOURCE_TIME_FIELDS: Readonly<Partial<Record<RecordKind, readonly string[]>>> = {
+  episode: ['eventTime', 'mentionTime', 'ingestionTime'],
+  entity: ['updatedAt'],
+  edge: ['ingestionTime'],
+  fact: ['createdAt'],
+  factLink: ['createdAt'],
+  resource: ['created', 'modified'],
+  context: ['createdAt'],
+  secretRef: ['createdAt'],
+}
+
+/**
+ * When an adapter's record was last written in its source, in ms: the latest of its source
+ * times (SOURCE_TIME_FIELDS), leaving out those the adapter filled from the import's own time
+ * (`importTimes`: "now" for a time the source lacks). Undefined when the source gives none.
+ */
+export function sourceTimeOf(kind: RecordKind, fields: Readonly<Record<string, JsonValue>>, importTimes: ReadonlySet<string>): number | undefined {
+  let latest: number | undefined
+  for (const field of SOURCE_TIME_FIELDS[kind] ?? []) {
+    const value = Object.hasOwn(fields, field) ? fields[field] : undefined
+    if (typeof value !== 'string' || importTimes.has(value)) continue
+    const ms = Date.parse(value)
+    if (Number.isSafeInteger(ms) && ms >= 0 && (latest === undefined || ms > latest)) latest = ms
+  }
+  return latest
 }
 
 /** Stale chunks are emptied in batches of this many updates. */
@@ -90,11 +126,18 @@ export async function importFromSource(memory: Memory, path: string, options: So
     ...(options.source !== undefined ? { source: options.source } : {}),
   })
   const records: Partial<Record<RecordKind, JsonObject[]>> = {}
-  for (const record of result.records) (records[record.kind] ??= []).push(record.fields as JsonObject)
+  const importTimes = new Set([formatTimestamp(nowMs), ...(result.importTimes ?? [])])
+  const sourceTimes = new Map<string, number>()
+  for (const record of result.records) {
+    (records[record.kind] ??= []).push(record.fields as JsonObject)
+    const time = sourceTimeOf(record.kind, record.fields, importTimes)
+    if (time !== undefined) sourceTimes.set(record.id, time)
+  }
   const merged = await mergeRecords(memory, records, {
     ignore: ['ingestionTime'],
     placeholder: formatTimestamp(nowMs),
     ...(result.importTimes ? { placeholders: result.importTimes } : {}),
+    sourceTimes,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   })
   const emptiedChunks = result.documents === undefined ? 0 : await emptyStaleChunks(memory, result.documents, new Set((records.chunk ?? []).map((chunk) => chunk.id as string)))

@@ -26,7 +26,8 @@ export const CAIRN_EXTENSIONS_KIND = 'cairnExtensions'
 const FOREIGN_CHUNK_BYTES = 256 * 1024
 
 /**
- * @param madeAt when the records' source was made (an import; ms since the epoch): the create and
+ * @param madeAt when the records' source was made (an import; ms since the epoch), for all of them
+ *   or one time (or none) per record: the create and
  *   patches of a record carry it (`madeAt`, at most the write's own time) and its texts are
  *   changed at that time, so WriteTimes shows when its values were current, not when imported.
  *   A held record's create writes every field again, those the import kept as held too
@@ -34,7 +35,7 @@ const FOREIGN_CHUNK_BYTES = 256 * 1024
  *   (`keptAt`), so they do not look older, and the values it changes look as old as the source,
  *   not as new as the import (three backups restored oldest first: the third was kept out).
  */
-export async function rememberMany(core: MemoryCore, records: readonly unknown[], madeAt?: number): Promise<string[]> {
+export async function rememberMany(core: MemoryCore, records: readonly unknown[], madeAt?: number | readonly (number | undefined)[]): Promise<string[]> {
   const list = assertArray(records, 'records')
   const built = list.map((record, index) => atIndex(`records[${index}]`, () => createEntry(core, record)))
   const states = await core.states(built.map((entry) => entry.id))
@@ -50,15 +51,21 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   // A record too large for one event is written as several, all in this one atomic batch.
   // The wall the batch's events will carry (or later): a source time is at most it.
   const now = core.eventNow()
-  const sourceTime = madeAt === undefined ? undefined : Math.min(madeAt, now)
+  const sourceTimes = built.map((_, index) => {
+    const given = typeof madeAt === 'number' ? madeAt : madeAt?.[index]
+    return given === undefined ? undefined : Math.min(given, now)
+  })
   // What a held record holds from writes in or after its source's second: its create carries
   // those values (merge-records kept them) with their own times.
-  const heldFrom = sourceTime === undefined ? undefined : Math.floor(sourceTime / 1000) * 1000
-  const heldIndexes = heldFrom === undefined ? [] : states.flatMap((state, index) => (state !== undefined ? [index] : []))
-  const heldTimes = heldIndexes.length > 0 ? await writeTimesOf(heldIndexes.map((index) => states[index]), core.engine.log, heldFrom) : []
+  const heldFroms = sourceTimes.map((time) => (time === undefined ? undefined : Math.floor(time / 1000) * 1000))
+  const heldIndexes = states.flatMap((state, index) => (state !== undefined && heldFroms[index] !== undefined ? [index] : []))
+  const earliest = Math.min(...heldIndexes.map((index) => heldFroms[index] as number))
+  const heldTimes = heldIndexes.length > 0 ? await writeTimesOf(heldIndexes.map((index) => states[index]), core.engine.log, earliest) : []
   const timesOf = new Map(heldIndexes.map((index, n) => [index, heldTimes[n]]))
   const documents = new Map<string, Readonly<Record<string, Uint8Array>>>()
   const writes = built.map((created, index) => {
+    const sourceTime = sourceTimes[index]
+    const heldFrom = heldFroms[index]
     const times = timesOf.get(index)
     const kept = times !== undefined && heldFrom !== undefined ? keptTimes(created, times, heldFrom) : {}
     // Dated by its source: a record new here, or held (its texts change only where the bundle's

@@ -83,8 +83,11 @@ export interface LookupResult {
 }
 
 export interface RememberManyOptions {
-  /** When the records' source was made (ms since the epoch): an import's (Memory.rememberMany). */
-  readonly madeAt?: number
+  /**
+   * When the records' source was made (ms since the epoch): an import's (Memory.rememberMany). One
+   * time for all, or one per record (`undefined` for a record with none).
+   */
+  readonly madeAt?: number | readonly (number | undefined)[]
 }
 
 export interface LookupOptions {

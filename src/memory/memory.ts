@@ -170,7 +170,8 @@ export class Memory {
    * events under one signature (the bulk path for imports). Returns their ids in order. A record
    * too large for one event body goes as its create and further events of the record in the same
    * batch (create-split.ts); only a plain field too large for any event is refused.
-   * `options.madeAt` (whole ms since the epoch, at least 0) says when the records' source was made, for imports:
+   * `options.madeAt` (whole ms since the epoch, at least 0) says when the records' source was made, for imports
+   * (one time for all, or a list with one per record, `undefined` for a record with none):
    * the events carry it, and `lookup(ids, { writeTimes: true })` then tells that time for the
    * values they wrote (at most the write's own), so a later import of an older source leaves
    * them be and one of a newer source writes over them (merge-records.ts).
@@ -179,7 +180,7 @@ export class Memory {
    */
   async rememberMany(records: readonly RememberInput[], options: RememberManyOptions = {}): Promise<string[]> {
     const given = assertOptions(options, ['madeAt'], 'options').madeAt
-    const madeAt = given === undefined ? undefined : assertInteger(given, 'options.madeAt', 0)
+    const madeAt = given === undefined ? undefined : readMadeAt(given, records)
     return this.creating.run(() => bulk.rememberMany(this.core, records, madeAt))
   }
 
@@ -821,4 +822,18 @@ function relayUrl(value: unknown): string {
   const problem = relayUrlProblem(url)
   if (problem !== undefined) throw new InputError('BAD_URL', problem, { field: 'url' })
   return url
+}
+
+/**
+ * `rememberMany`'s `madeAt`: one time for every record, or one per record (a list as long as
+ * `records`; `undefined` for a record with none). Whole ms since the epoch, at least 0.
+ * @throws InputError WRONG_TYPE, OUT_OF_RANGE, WRONG_LENGTH naming `options.madeAt` (or an entry)
+ */
+function readMadeAt(value: unknown, records: readonly unknown[]): number | (number | undefined)[] {
+  if (!Array.isArray(value)) return assertInteger(value, 'options.madeAt', 0)
+  const list = assertArray(value, 'options.madeAt')
+  if (Array.isArray(records) && list.length !== records.length) {
+    throw new InputError('WRONG_LENGTH', `${list.length} times for ${records.length} records: give one per record`, { field: 'options.madeAt' })
+  }
+  return list.map((time, i) => (time === undefined ? undefined : assertInteger(time, `options.madeAt[${i}]`, 0)))
 }
