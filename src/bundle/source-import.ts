@@ -10,7 +10,6 @@
  * here after it keeps its value, so importing the same export again after an edit does not
  * undo the edit, while an export in which the entry changed later writes over it.
  */
-import type { JsonValue } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
 import { formatTimestamp, type RecordKind } from '../projection/index.js'
 import { InputError } from '../errors.js'
@@ -18,6 +17,7 @@ import { hashId } from './adapters/import-context.js'
 import { importSource, type AdapterWarning, type SourceName, type WholeDocument } from './adapters/index.js'
 import type { JsonObject } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
+import { sourceTimeOf } from './source-times.js'
 
 export interface SourceImportOptions {
   /** The source; detected from the file names and contents when absent. */
@@ -32,37 +32,6 @@ export interface SourceImportReport extends MergeReport {
   /** Chunks held here whose document is now shorter: emptied (see emptyStaleChunks). */
   readonly emptiedChunks: number
   readonly warnings: readonly AdapterWarning[]
-}
-
-/**
- * The fields of each kind that say when its source wrote the entry (created, updated, stated,
- * stored), not when something it describes holds (valid times, expiries, access times).
- */
-const SOURCE_TIME_FIELDS: Readonly<Partial<Record<RecordKind, readonly string[]>>> = {
-  episode: ['eventTime', 'mentionTime', 'ingestionTime'],
-  entity: ['updatedAt'],
-  edge: ['ingestionTime'],
-  fact: ['createdAt'],
-  factLink: ['createdAt'],
-  resource: ['created', 'modified'],
-  context: ['createdAt'],
-  secretRef: ['createdAt'],
-}
-
-/**
- * When an adapter's record was last written in its source, in ms: the latest of its source
- * times (SOURCE_TIME_FIELDS), leaving out those the adapter filled from the import's own time
- * (`importTimes`: "now" for a time the source lacks). Undefined when the source gives none.
- */
-export function sourceTimeOf(kind: RecordKind, fields: Readonly<Record<string, JsonValue>>, importTimes: ReadonlySet<string>): number | undefined {
-  let latest: number | undefined
-  for (const field of SOURCE_TIME_FIELDS[kind] ?? []) {
-    const value = Object.hasOwn(fields, field) ? fields[field] : undefined
-    if (typeof value !== 'string' || importTimes.has(value)) continue
-    const ms = Date.parse(value)
-    if (Number.isSafeInteger(ms) && ms >= 0 && (latest === undefined || ms > latest)) latest = ms
-  }
-  return latest
 }
 
 /** Stale chunks are emptied in batches of this many updates. */

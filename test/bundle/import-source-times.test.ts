@@ -8,7 +8,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { sourceTimeOf } from '../../src/bundle/source-import.js'
+import { sourceTimeOf } from '../../src/bundle/source-times.js'
 import { ManualClock } from '../../src/log/clock.js'
 import { Memory } from '../../src/memory/index.js'
 import { rejection } from '../helpers/error-code.js'
