@@ -24,7 +24,7 @@ export interface MergeReport {
   readonly unchanged: number
   /** Records not written because they, or a parent they need, are deleted or redacted here. */
   readonly blocked: number
-  /** Held records of which some field kept what this replica wrote after the source was made (`madeAt`). */
+  /** Held records of which some field kept what this replica wrote after the source was made (`madeAt`, `sourceTimes`). */
   readonly keptNewer: number
 }
 

@@ -81,7 +81,7 @@ export function describeImport(report: ImportReport, source: BundlePath): { text
     ['unchanged', `${report.unchanged} (already held with the same values)`],
     ['blocked', `${report.blocked} (deleted or redacted here, or a parent is)`],
   ]
-  if (report.keptNewer > 0) rows.push(['kept newer', `${plural(report.keptNewer, 'record')} with values written here after the source was made`])
+  if (report.keptNewer > 0) rows.push(['kept newer', `${plural(report.keptNewer, 'record')} with values written here after the source last changed them`])
   if (report.format === 'mem') rows.push(['tombstones', `${report.tombstones} applied`], ['passthrough', `${report.passthrough} lines of unknown kinds kept`])
   if (report.format === 'pam') rows.push(['supersessions', String(report.supersessions)])
   if (report.format === 'source' && report.emptiedChunks > 0) rows.push(['emptied', `${plural(report.emptiedChunks, 'chunk')} of documents that shrank`])

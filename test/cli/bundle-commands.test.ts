@@ -452,6 +452,23 @@ describe('cairn import --from', () => {
     expect(again.imported).toEqual({})
   })
 
+  it('imports the same mem0 export after an edit here leaving the edit, and says so', async () => {
+    const home = await newHome()
+    ok(await run(['import', MEM0_SAMPLE, '--from', 'mem0', '--dir', home.dir]))
+    const edited = (await records(home.dir)).find((record) => record.details === 'Prefers oat milk in coffee ☕ and no sugar')
+    const memory = await Memory.open({ path: home.dir })
+    try {
+      await memory.update(edited?.id as string, { set: { details: 'Switched to black coffee' } })
+    } finally {
+      await memory.close()
+    }
+    const again = ok(await run(['import', MEM0_SAMPLE, '--from', 'mem0', '--dir', home.dir]))
+    expect(again.stdout).toContain('\n  kept newer  1 record with values written here after the source last changed them\n')
+    expect((await records(home.dir)).find((record) => record.id === edited?.id)?.details).toBe('Switched to black coffee')
+    const json = JSON.parse(ok(await run(['import', MEM0_SAMPLE, '--from', 'mem0', '--dir', home.dir, '--json'])).stdout) as Json
+    expect(json).toMatchObject({ imported: {}, keptNewer: 1 })
+  })
+
   it('refuses with NOTHING_RECOGNIZED, writing nothing, a file of which the adapter skipped every entry', async () => {
     const home = await newHome()
     const before = await storeState(home.dir)
