@@ -12,9 +12,10 @@
  */
 import { canonicalJson, type JsonValue } from '../log/index.js'
 import type { LookupResult, Memory, RememberInput } from '../memory/index.js'
+import { KEPT_TIMES, type RememberImportOptions, type TakenKeptTimes } from '../memory/bulk-writes.js'
 import { RECORD_KINDS, type RecordKind } from '../projection/index.js'
 import type { JsonObject } from './mem/index.js'
-import { alreadyHolds, counterCatchUp, keepNewerWrites, parentIdsOf, recordIdOf } from './portable-records.js'
+import { alreadyHolds, counterCatchUp, keepNewerWrites, parentIdsOf, recordIdOf, type KeptTimes } from './portable-records.js'
 import { checkRecordsWritable, type RecordLocator } from './record-check.js'
 
 export interface MergeReport {
@@ -84,8 +85,11 @@ export const MERGE_BATCH = 2000
 
 const canonical = (value: JsonValue): string => canonicalJson(value)
 
-/** A record to write and its kind, joined into one object only when its batch is written. */
-type Write = readonly [RecordKind, JsonObject]
+/**
+ * A record to write and its kind, joined into one object only when its batch is written; its id,
+ * and for a held record whose write times were read, the times of what it carries as held.
+ */
+type Write = readonly [RecordKind, JsonObject, string, KeptTimes | undefined]
 
 export async function mergeRecords(memory: Memory, records: Partial<Record<RecordKind, readonly JsonObject[]>>, options: MergeOptions = {}): Promise<MergeReport> {
   const ignore = new Set(options.ignore ?? [])
@@ -130,6 +134,7 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
         const { status, view } = own[i] as LookupResult
         return newerFroms[i] !== undefined && status === 'visible' && view && !alreadyHolds(view, comparedOf(givens[i] as JsonObject), canonical) ? [i] : []
       })
+      // From the earliest of their sources' seconds: each record's own decides what it keeps.
       const from = Math.min(...changing.map((i) => newerFroms[i] as number))
       const times = changing.length > 0 ? await memory.lookup(changing.map((i) => ids[i] as string), { writeTimes: { from } }) : []
       const timesAt = new Map(changing.map((index, n) => [index, times[n]?.writeTimes]))
@@ -138,7 +143,10 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
         const given = givens[i] as JsonObject
         const writeTimes = timesAt.get(i)
         const newerFrom = newerFroms[i]
-        const record = view && writeTimes && newerFrom !== undefined ? keepNewerWrites(view, given, writeTimes, newerFrom) : given
+        // The values kept and their times in one walk: the times go with the write (rememberMany
+        // reads no write times of its own for it).
+        const kept = view && writeTimes && newerFrom !== undefined ? keepNewerWrites(kind, given, writeTimes, newerFrom, view) : undefined
+        const record = kept?.record ?? given
         if (record !== given) keptNewer++
         const compared = comparedOf(record)
         if (status === 'deleted' || status === 'redacted') blocked++
@@ -147,9 +155,9 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
           if (status === 'absent') orphans.push({ kind, id: ids[i] as string })
         }
         else if (view && alreadyHolds(view, compared, canonical)) unchanged++
-        else if (companions.has(ids[i] as string)) companionWrites.push([kind, record])
+        else if (companions.has(ids[i] as string)) companionWrites.push([kind, record, ids[i] as string, kept?.keptAt])
         else {
-          writes.push([kind, view ? counterCatchUp(view, record) : record])
+          writes.push([kind, view ? counterCatchUp(view, record) : record, ids[i] as string, kept?.keptAt])
           substantive = true
         }
       })
@@ -163,11 +171,22 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   const imported: Partial<Record<RecordKind, number>> = {}
   let done = total - kept.length
   options.onProgress?.(done, total)
+  // Kept times go with a record's first write only: they were read before the import, and a
+  // record given twice is held as the first write left it when written again (rememberMany
+  // reads its write times then, as it did for every held record).
+  const timed = new Set<string>()
+  const keptAtOf = ([, , id, times]: Write): TakenKeptTimes | undefined => {
+    const from = newerFromOf(id)
+    if (times === undefined || from === undefined || timed.has(id)) return undefined
+    timed.add(id)
+    return { from, keptAt: times }
+  }
   for (let start = 0; start < kept.length; start += MERGE_BATCH) {
     const batch = kept.slice(start, start + MERGE_BATCH)
+    const madeAts = batch.map(([, , id]) => madeAtOfId(id))
+    const writeOptions: RememberImportOptions = madeAts.every((time) => time === undefined) ? {} : { madeAt: madeAts, [KEPT_TIMES]: batch.map(keptAtOf) }
     // Bundle records are typed at run time: rememberMany checks each against its kind.
-    const madeAts = batch.map(([kind, record]) => madeAtOfId(recordIdOf(kind, record)))
-    await memory.rememberMany(batch.map(([kind, record]) => ({ ...record, kind }) as RememberInput), madeAts.some((time) => time !== undefined) ? { madeAt: madeAts } : {})
+    await memory.rememberMany(batch.map(([kind, record]) => ({ ...record, kind }) as RememberInput), writeOptions)
     for (const [kind] of batch) imported[kind] = (imported[kind] ?? 0) + 1
     done += batch.length
     options.onProgress?.(done, total)

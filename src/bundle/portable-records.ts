@@ -93,44 +93,70 @@ function sameInstant(held: string, given: string): boolean {
 }
 
 /**
- * `record` with what `view` holds from a write at or after `from` (ms since the epoch, WriteTimes)
- * in place of the incoming value: a last-writer-wins field, an extension key or a text whole, a
- * map key by key. One unset since is left out (the import's create then leaves it unset), unless
- * the kind requires it (no honest write unsets one). The same object when nothing is kept.
+ * What a held record's import write carries for what was written here at or after `from` (ms
+ * since the epoch: its source's second), by field or extension key, a map's by key (WriteTimes).
  */
-export function keepNewerWrites(view: RecordView, record: JsonObject, times: WriteTimes, from: number): JsonObject {
-  const spec = kindSpec(view.kind)
+export type KeptTimes = Record<string, JsonValue>
+
+/**
+ * One walk over `record`, the write an import makes of a record this replica holds, against the
+ * held record's write times (`times`, WriteTimes: read from `from` on):
+ * - with `view` (the held record), what it holds from a write at or after `from` takes the
+ *   incoming value's place: a last-writer-wins field, an extension key or a text whole, a map key
+ *   by key. One unset since is left out (the import's create then leaves it unset), unless the
+ *   kind requires it (no honest write unsets one). `record` is the same object when nothing is kept;
+ * - `keptAt`: the times of the values the write then carries that were written here at or after
+ *   `from`, which its events carry (rememberMany), so those do not look as old as the source.
+ *   Texts keep their own change times; sets and counters have no time.
+ * Without `view` nothing is kept, and `keptAt` times what `record` carries as it is (rememberMany
+ * called with a source time and no kept times: the caller chose the values).
+ */
+export function keepNewerWrites(kind: RecordKind, record: JsonObject, times: WriteTimes, from: number, view?: RecordView): { readonly record: JsonObject; readonly keptAt: KeptTimes } {
+  const spec = kindSpec(kind)
   let out: JsonObject | undefined
+  const keptAt: KeptTimes = {}
   for (const [key, value] of Object.entries(record)) {
     const merge = fieldOf(spec, key)?.merge
     if (merge === 'set' || merge === 'counter') continue
-    const held = Object.hasOwn(view, key) ? view[key] : undefined
+    const held = view !== undefined && Object.hasOwn(view, key) ? view[key] : undefined
     if (merge === 'map') {
       const written = Object.hasOwn(times.entries, key) ? times.entries[key] : undefined
       if (!written || !isObject(value)) continue
       const heldMap = isObject(held) ? held : {}
       let map: Record<string, JsonValue> | undefined
+      const keys: Record<string, number> = {}
       for (const [name, item] of Object.entries(value)) {
-        if (!Object.hasOwn(written, name) || (written[name] as number) < from || alreadyHolds(view, { [key]: { [name]: item } }, canonicalJson)) continue
-        map ??= { ...value }
-        if (Object.hasOwn(heldMap, name)) map[name] = heldMap[name] as JsonValue
-        else delete map[name]
+        if (!Object.hasOwn(written, name) || (written[name] as number) < from) continue
+        if (view !== undefined && !alreadyHolds(view, { [key]: { [name]: item } }, canonicalJson)) {
+          map ??= { ...value }
+          // Removed since: the write leaves it out, and has no time for it.
+          if (!Object.hasOwn(heldMap, name)) {
+            delete map[name]
+            continue
+          }
+          map[name] = heldMap[name] as JsonValue
+        }
+        keys[name] = written[name] as number
       }
       if (map) (out ??= { ...record })[key] = map
+      if (Object.keys(keys).length > 0) keptAt[key] = keys
       continue
     }
     const written = Object.hasOwn(times.fields, key) ? times.fields[key] : undefined
     if (written === undefined || written < from) continue
-    if (held === undefined) {
-      if (fieldOf(spec, key)?.required === true) continue
-      out ??= { ...record }
-      delete out[key]
-      continue
+    if (view !== undefined) {
+      // Unset since: the write leaves it out, and has no time for it.
+      if (held === undefined && fieldOf(spec, key)?.required !== true) {
+        out ??= { ...record }
+        delete out[key]
+        continue
+      }
+      if (held !== undefined && !alreadyHolds(view, { [key]: value }, canonicalJson)) (out ??= { ...record })[key] = held
     }
-    if (alreadyHolds(view, { [key]: value }, canonicalJson)) continue
-    ;(out ??= { ...record })[key] = held
+    // A text's time is its latest change's, which its document keeps.
+    if (merge !== 'text') keptAt[key] = written
   }
-  return out ?? record
+  return { record: out ?? record, keptAt }
 }
 
 /**

@@ -9,11 +9,13 @@ import { canonicalJson, type JsonValue } from '../log/index.js'
 import { InputError, LimitError, relocate } from '../errors.js'
 // The codec's layout module alone: the rules a vendor kind and line keep in a `.mem` file.
 import { isPassthroughKindName, MAX_KIND_NAME_LENGTH, passthroughLineFault } from '../bundle/mem/layout.js'
-import { encodeChanges, fieldOf, isRecordKind, kindSpec, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
+// The import's walk of a held record (on log and projection alone): the times a write carries as kept.
+import { keepNewerWrites, type KeptTimes } from '../bundle/portable-records.js'
+import { encodeChanges, isRecordKind, MEMORY_OPS, refuseWriteOnce, validatePatch, type PatchInput, type RecordView } from '../projection/index.js'
 import { atIndex, refuseOtherKind, refuseTombstoned, type Entry, type MemoryCore } from './memory-core.js'
 import { createWrites, fitWithMore } from './create-split.js'
 import { createEntry, redactionSkeleton, type CreateEntry } from './record-entries.js'
-import type { WriteTimes } from './memory-types.js'
+import type { RememberManyOptions } from './memory-types.js'
 import { writeTimesOf } from './write-times.js'
 
 /**
@@ -21,6 +23,29 @@ import { writeTimesOf } from './write-times.js'
  * src/bundle/cairn-extensions.ts): never kept as lines, which would go stale.
  */
 export const CAIRN_EXTENSIONS_KIND = 'cairnExtensions'
+
+/**
+ * Internal, for importers (merge-records.ts): Memory.rememberMany's option under this key gives,
+ * by index in the records written, the times of what each held record's write carries as held
+ * (`keptAt`, keepNewerWrites: the walk that chose those values), taken from write times read from
+ * `from` on. rememberMany then reads write times only for a held record with none (undefined), or
+ * whose `from` is not its source's second. Not in the public options (a symbol: assertOptions
+ * sees only string keys).
+ */
+export const KEPT_TIMES: unique symbol = Symbol('cairn.keptTimes')
+
+export interface TakenKeptTimes {
+  /** The start of the second the times were read from (ms since the epoch). */
+  readonly from: number
+  readonly keptAt: KeptTimes
+}
+
+export type GivenKeptTimes = readonly (TakenKeptTimes | undefined)[]
+
+/** RememberManyOptions with the importers' kept times. */
+export interface RememberImportOptions extends RememberManyOptions {
+  readonly [KEPT_TIMES]?: GivenKeptTimes
+}
 
 /** A foreign-lines event stays well under the body limit: several events when the lines are many. */
 const FOREIGN_CHUNK_BYTES = 256 * 1024
@@ -34,8 +59,11 @@ const FOREIGN_CHUNK_BYTES = 256 * 1024
  *   (merge-records.ts: written after the source was made): it carries their own times
  *   (`keptAt`), so they do not look older, and the values it changes look as old as the source,
  *   not as new as the import (three backups restored oldest first: the third was kept out).
+ * @param given those times as the import took them with the values (GivenKeptTimes): their
+ *   write times are not read again. A held record without them is timed here as written, every
+ *   value it carries that was written in or after the source's second (a caller of its own).
  */
-export async function rememberMany(core: MemoryCore, records: readonly unknown[], madeAt?: number | readonly (number | undefined)[]): Promise<string[]> {
+export async function rememberMany(core: MemoryCore, records: readonly unknown[], madeAt?: number | readonly (number | undefined)[], given?: GivenKeptTimes): Promise<string[]> {
   const list = assertArray(records, 'records')
   const built = list.map((record, index) => atIndex(`records[${index}]`, () => createEntry(core, record)))
   const states = await core.states(built.map((entry) => entry.id))
@@ -52,22 +80,35 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   // The wall the batch's events will carry (or later): a source time is at most it.
   const now = core.eventNow()
   const sourceTimes = built.map((_, index) => {
-    const given = typeof madeAt === 'number' ? madeAt : madeAt?.[index]
-    return given === undefined ? undefined : Math.min(given, now)
+    const time = typeof madeAt === 'number' ? madeAt : madeAt?.[index]
+    return time === undefined ? undefined : Math.min(time, now)
   })
   // What a held record holds from writes in or after its source's second: its create carries
   // those values (merge-records kept them) with their own times.
   const heldFroms = sourceTimes.map((time) => (time === undefined ? undefined : Math.floor(time / 1000) * 1000))
-  const heldIndexes = states.flatMap((state, index) => (state !== undefined && heldFroms[index] !== undefined ? [index] : []))
-  const earliest = Math.min(...heldIndexes.map((index) => heldFroms[index] as number))
-  const heldTimes = heldIndexes.length > 0 ? await writeTimesOf(heldIndexes.map((index) => states[index]), core.engine.log, earliest) : []
-  const timesOf = new Map(heldIndexes.map((index, n) => [index, heldTimes[n]]))
+  // Taken by the import with the values (from the same second: a source dated after this
+  // replica's now is capped here, and its times are read again).
+  const givenTimes = built.map((_, index) => {
+    const taken = given?.[index]
+    return taken !== undefined && taken.from === heldFroms[index] ? taken.keptAt : undefined
+  })
+  const keptOf = new Map<number, KeptTimes>()
+  const unread = states.flatMap((state, index) => (state !== undefined && heldFroms[index] !== undefined && givenTimes[index] === undefined ? [index] : []))
+  const earliest = Math.min(...unread.map((index) => heldFroms[index] as number))
+  const read = unread.length > 0 ? await writeTimesOf(unread.map((index) => states[index]), core.engine.log, earliest) : []
+  unread.forEach((index, n) => {
+    const times = read[n]
+    const heldFrom = heldFroms[index]
+    const created = built[index] as CreateEntry
+    const data = created.data as { readonly fields?: Readonly<Record<string, JsonValue>>; readonly ext?: Readonly<Record<string, JsonValue>> }
+    // The fields and extension keys it writes, as they are (texts keep their own times).
+    if (times !== undefined && heldFrom !== undefined) keptOf.set(index, keepNewerWrites(created.kind, { ...data.fields, ...data.ext }, times, heldFrom).keptAt)
+  })
   const documents = new Map<string, Readonly<Record<string, Uint8Array>>>()
   const writes = built.map((created, index) => {
     const sourceTime = sourceTimes[index]
     const heldFrom = heldFroms[index]
-    const times = timesOf.get(index)
-    const kept = times !== undefined && heldFrom !== undefined ? keptTimes(created, times, heldFrom) : {}
+    const kept = (states[index] !== undefined ? givenTimes[index] ?? keptOf.get(index) : undefined) ?? {}
     // Dated by its source: a record new here, or held (its texts change only where the bundle's
     // differ, and those values are as old as the source). The first write of an id in the list.
     const sourced = sourceTime !== undefined && !documents.has(created.id)
@@ -93,37 +134,6 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   const events = writes.flat()
   if (events.length > 0) await core.append(events.map(({ op, data }) => ({ op, data })))
   return built.map((entry) => entry.id)
-}
-
-/**
- * The times of the values a held record's create writes that were written in or after `from`
- * (its source's second): by field or extension key, and by key within a map field; texts keep
- * their own change times.
- */
-function keptTimes(created: CreateEntry, times: WriteTimes, from: number): Record<string, JsonValue> {
-  const spec = kindSpec(created.kind)
-  const data = created.data as { readonly fields?: Readonly<Record<string, JsonValue>>; readonly ext?: Readonly<Record<string, JsonValue>> }
-  const out: Record<string, JsonValue> = {}
-  const written = (field: string): number | undefined => (Object.hasOwn(times.fields, field) ? times.fields[field] : undefined)
-  for (const [field, value] of Object.entries(data.fields ?? {})) {
-    const merge = fieldOf(spec, field)?.merge
-    if (merge === 'set' || merge === 'counter' || merge === 'text') continue
-    if (merge === 'map') {
-      const entries = Object.hasOwn(times.entries, field) ? times.entries[field] : undefined
-      if (!entries || typeof value !== 'object' || value === null || Array.isArray(value)) continue
-      const keys: Record<string, number> = {}
-      for (const key of Object.keys(value)) if (Object.hasOwn(entries, key) && (entries[key] as number) >= from) keys[key] = entries[key] as number
-      if (Object.keys(keys).length > 0) out[field] = keys
-      continue
-    }
-    const time = written(field)
-    if (time !== undefined && time >= from) out[field] = time
-  }
-  for (const key of Object.keys(data.ext ?? {})) {
-    const time = written(key)
-    if (time !== undefined && time >= from) out[key] = time
-  }
-  return out
 }
 
 /**

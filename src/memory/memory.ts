@@ -181,7 +181,9 @@ export class Memory {
   async rememberMany(records: readonly RememberInput[], options: RememberManyOptions = {}): Promise<string[]> {
     const given = assertOptions(options, ['madeAt'], 'options').madeAt
     const madeAt = given === undefined ? undefined : readMadeAt(given, records)
-    return this.creating.run(() => bulk.rememberMany(this.core, records, madeAt))
+    // An importer's kept times (merge-records.ts), under a key of its own outside the public options.
+    const kept = madeAt === undefined ? undefined : (options as bulk.RememberImportOptions)[bulk.KEPT_TIMES]
+    return this.creating.run(() => bulk.rememberMany(this.core, records, madeAt, kept))
   }
 
   /**

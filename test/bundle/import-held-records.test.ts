@@ -235,6 +235,43 @@ describe('importing a bundle made before what this replica wrote since', () => {
     await target.close()
   })
 
+  it('an import reads the write times of held records once: the times it kept go with its write (helper-86)', async () => {
+    const clock = new ManualClock(at('09:00:00'))
+    const source = await Memory.open({ clock })
+    const target = await Memory.open({ clock })
+    const ids = ['ep_1', 'ep_2', 'ep_3']
+    for (const id of ids) await source.remember({ kind: 'episode', id, summary: 's1', details: 'd1', metadata: { k: 'm1' } })
+    const first = tempBundlePath()
+    await source.export(first)
+    await target.import(first)
+    clock.set(at('09:10:00'))
+    for (const id of ids) await source.update(id, { set: { details: 'd2' } })
+    const stale = tempBundlePath()
+    await source.export(stale)
+    clock.set(at('09:20:00'))
+    // One event per record after the bundle: the only ones an import needs to read.
+    for (const id of ids) await target.update(id, { set: { summary: 'edited here', metadata: { k: 'edited' } } })
+    clock.set(at('09:30:00'))
+    const reads: string[] = []
+    const getBySeq = target.log.getBySeq.bind(target.log)
+    const spy = vi.spyOn(target.log, 'getBySeq').mockImplementation((author, seq) => {
+      reads.push(`${author}:${seq}`)
+      return getBySeq(author, seq)
+    })
+    expect(await target.import(stale)).toMatchObject({ imported: { episode: 3 }, keptNewer: 3 })
+    spy.mockRestore()
+    // Each edit once: merge-records reads them and hands the kept times to rememberMany, which
+    // read them all again before.
+    expect(reads).toHaveLength(ids.length)
+    expect(new Set(reads).size).toBe(ids.length)
+    for (const [i, result] of (await target.lookup(ids, { writeTimes: true })).entries()) {
+      expect(result.view, ids[i]).toMatchObject({ summary: 'edited here', details: 'd2', metadata: { k: 'edited' } })
+      expect(result.writeTimes, ids[i]).toMatchObject({ fields: { summary: at('09:20:00'), details: at('09:10:00') }, entries: { metadata: { k: at('09:20:00') } } })
+    }
+    await source.close()
+    await target.close()
+  })
+
   it('a held record whose kept times would not fit its bodies is written without times, as new as the import, and nothing fails', async () => {
     const clock = new ManualClock(at('09:00:00'))
     const source = await Memory.open({ clock })
