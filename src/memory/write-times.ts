@@ -30,40 +30,46 @@ function sourceTimesOf(data: unknown): SourceTimes {
 }
 
 /**
- * The write times of each state (undefined for none), reading each winning event once. With
- * `from`, a write whose event is older than it is given its event's time unread: its source's
- * time is at most that, so it is before `from` either way (all an import asks). A time an event
- * claims is at most the event's own.
+ * The write times of each state (undefined for none), reading the winning events once, in one
+ * batch (SpaceLog.getManyBySeq). With `from`, a write whose event is older than it is given its
+ * event's time unread: its source's time is at most that, so it is before `from` either way (all
+ * an import asks). A time an event claims is at most the event's own.
  */
-export async function writeTimesOf(states: readonly (RecordState | undefined)[], log: Pick<SpaceLog, 'getBySeq'>, from?: number): Promise<(WriteTimes | undefined)[]> {
-  const sources = new Map<string, Promise<SourceTimes>>()
+export async function writeTimesOf(states: readonly (RecordState | undefined)[], log: Pick<SpaceLog, 'getManyBySeq'>, from?: number): Promise<(WriteTimes | undefined)[]> {
+  const unread = (stamp: Stamp): boolean => from !== undefined && stamp.wall < from
+  const refOf = (stamp: Stamp): string => `${stamp.author}:${stamp.seq}`
+  // First every event to read, then one read.
+  const wanted = new Map<string, Stamp>()
+  for (const state of states) {
+    if (state === undefined) continue
+    const stamps = [...Object.values(state.ext), ...Object.values(state.registers), ...Object.values(state.maps).flatMap((map) => Object.values(map))].map((register) => register.stamp)
+    for (const stamp of stamps) if (!unread(stamp)) wanted.set(refOf(stamp), stamp)
+  }
+  const refs = [...wanted.values()]
+  const events = refs.length > 0 ? await log.getManyBySeq(refs.map((stamp) => ({ author: stamp.author, seq: stamp.seq }))) : []
+  const sources = new Map(refs.map((stamp, i) => [refOf(stamp), sourceTimesOf(events[i]?.body?.data)]))
   /** `field`, or `key` of map `field`. */
-  const timeOf = async (stamp: Stamp, field: string, key?: string): Promise<number> => {
-    if (from !== undefined && stamp.wall < from) return stamp.wall
-    const id = `${stamp.author}:${stamp.seq}`
-    let found = sources.get(id)
-    if (found === undefined) {
-      found = log.getBySeq(stamp.author, stamp.seq).then((event) => sourceTimesOf(event?.body?.data))
-      sources.set(id, found)
-    }
-    const { madeAt, keptAt } = await found
+  const timeOf = (stamp: Stamp, field: string, key?: string): number => {
+    const found = unread(stamp) ? undefined : sources.get(refOf(stamp))
+    if (found === undefined) return stamp.wall
+    const { madeAt, keptAt } = found
     const kept = keptAt !== undefined && Object.hasOwn(keptAt, field) ? keptAt[field] : undefined
     const keptTime = key === undefined ? finite(kept) : typeof kept === 'object' && kept !== null && Object.hasOwn(kept, key) ? finite((kept as Record<string, unknown>)[key]) : undefined
     const time = keptTime ?? madeAt
     return time === undefined ? stamp.wall : Math.min(time, stamp.wall)
   }
-  return Promise.all(states.map(async (state) => {
+  return states.map((state) => {
     if (state === undefined) return undefined
     const fields: Record<string, number> = {}
-    for (const [key, register] of Object.entries(state.ext)) fields[key] = await timeOf(register.stamp, key)
-    for (const [field, register] of Object.entries(state.registers)) fields[field] = await timeOf(register.stamp, field)
+    for (const [key, register] of Object.entries(state.ext)) fields[key] = timeOf(register.stamp, key)
+    for (const [field, register] of Object.entries(state.registers)) fields[field] = timeOf(register.stamp, field)
     for (const [field, document] of Object.entries(state.texts)) fields[field] = lastTextChangeTime(document)
     const entries: Record<string, Record<string, number>> = {}
     for (const [field, map] of Object.entries(state.maps)) {
       const times: Record<string, number> = {}
-      for (const [key, register] of Object.entries(map)) times[key] = await timeOf(register.stamp, field, key)
+      for (const [key, register] of Object.entries(map)) times[key] = timeOf(register.stamp, field, key)
       entries[field] = times
     }
     return { fields, entries }
-  }))
+  })
 }

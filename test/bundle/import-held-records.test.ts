@@ -252,18 +252,19 @@ describe('importing a bundle made before what this replica wrote since', () => {
     // One event per record after the bundle: the only ones an import needs to read.
     for (const id of ids) await target.update(id, { set: { summary: 'edited here', metadata: { k: 'edited' } } })
     clock.set(at('09:30:00'))
-    const reads: string[] = []
-    const getBySeq = target.log.getBySeq.bind(target.log)
-    const spy = vi.spyOn(target.log, 'getBySeq').mockImplementation((author, seq) => {
-      reads.push(`${author}:${seq}`)
-      return getBySeq(author, seq)
+    const reads: string[][] = []
+    const getManyBySeq = target.log.getManyBySeq.bind(target.log)
+    const spy = vi.spyOn(target.log, 'getManyBySeq').mockImplementation((refs) => {
+      reads.push(refs.map(({ author, seq }) => `${author}:${seq}`))
+      return getManyBySeq(refs)
     })
     expect(await target.import(stale)).toMatchObject({ imported: { episode: 3 }, keptNewer: 3 })
     spy.mockRestore()
-    // Each edit once: merge-records reads them and hands the kept times to rememberMany, which
-    // read them all again before.
-    expect(reads).toHaveLength(ids.length)
-    expect(new Set(reads).size).toBe(ids.length)
+    // Each edit once, in one batched read: merge-records reads them and hands the kept times to
+    // rememberMany, which read them all again before (and each event was a read of its own).
+    expect(reads).toHaveLength(1)
+    expect(reads[0]).toHaveLength(ids.length)
+    expect(new Set(reads[0]).size).toBe(ids.length)
     for (const [i, result] of (await target.lookup(ids, { writeTimes: true })).entries()) {
       expect(result.view, ids[i]).toMatchObject({ summary: 'edited here', details: 'd2', metadata: { k: 'edited' } })
       expect(result.writeTimes, ids[i]).toMatchObject({ fields: { summary: at('09:20:00'), details: at('09:10:00') }, entries: { metadata: { k: at('09:20:00') } } })

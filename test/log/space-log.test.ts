@@ -69,6 +69,31 @@ describe('appending', () => {
     expect(log.heads()).toEqual([events[9]?.id])
   })
 
+  it('reads many events by (author, seq) at once, in the order asked, near and far apart, each as getBySeq gives it', async () => {
+    const owner = Identity.generate()
+    const writer = Identity.generate()
+    const log = await (await memoryStore()).createSpace(owner)
+    await log.grant(owner, writer.author)
+    // Runs of one event and of many, far apart: clusters of near seqs and single reads.
+    for (let n = 0; n < 150; n++) await log.append(owner, { op: 'note', data: { n } })
+    await log.appendBatch(owner, Array.from({ length: 300 }, (_, n) => ({ op: 'note', data: { batch: n } })))
+    await log.append(writer, { op: 'note', data: 'w' })
+    const tip = log.versionVector()[owner.author] as number
+    const refs = [
+      { author: owner.author, seq: tip }, { author: owner.author, seq: 1 }, { author: writer.author, seq: 1 },
+      { author: owner.author, seq: 3 }, { author: owner.author, seq: 60 }, { author: owner.author, seq: 200 },
+      { author: owner.author, seq: 3 }, { author: owner.author, seq: tip + 1 }, { author: writer.author, seq: 2 },
+      { author: Identity.generate().author, seq: 1 },
+    ]
+    const many = await log.getManyBySeq(refs)
+    expect(many).toHaveLength(refs.length)
+    for (const [i, ref] of refs.entries()) expect(many[i]?.id, `${i}`).toBe((await log.getBySeq(ref.author, ref.seq))?.id)
+    expect(many.map((event) => event?.header.seq)).toEqual([tip, 1, 1, 3, 60, 200, 3, undefined, undefined, undefined])
+    expect(await log.getManyBySeq([])).toEqual([])
+    await expect(log.getManyBySeq([{ author: owner.author, seq: 0 }])).rejects.toMatchObject({ code: 'OUT_OF_RANGE', where: { field: 'refs[0].seq' } })
+    await expect(log.getManyBySeq([{ author: 'nope', seq: 1 }])).rejects.toMatchObject({ where: { field: 'refs[0].author' } })
+  })
+
   it('refuses reserved and malformed operations before writing', async () => {
     const owner = Identity.generate()
     const log = await (await memoryStore()).createSpace(owner)
