@@ -7,7 +7,9 @@
  *     signed events, the log and the projection), timed per phase;
  *  3. `Memory.export` of the replica to a fresh `.mem` directory, and whether its data files
  *     equal the ones imported byte for byte: once in the process that imported, and once after
- *     closing and reopening the store, as `cairn export` runs (the target needs both).
+ *     closing and reopening the store, as `cairn export` runs (the target needs both);
+ *  4. the same import again after editing some of the records: everything is held, the edited
+ *     ones keep their edits (their write times read), nothing is written.
  * Writes bench/results/bundle.json. Records per second count bundle records (lines), not events.
  */
 import { createHash } from 'node:crypto'
@@ -120,6 +122,14 @@ export async function run(): Promise<void> {
     // runs in the process that just imported (its heap and LevelDB's unmerged files included).
     const reopened = await Memory.open({ path: path.join(root, 'replica') })
     const again = await timedExport(reopened, source, path.join(root, 'export-reopened.mem'))
+    // Restoring the backup again over a replica that edited some of it since: every record is
+    // held, the edited ones keep their edits (read with their write times), nothing is written.
+    const edited = Math.min(2000, Math.floor(RECORDS / 10))
+    await reopened.updateMany(records.episode.slice(0, edited).map((record) => ({ id: record.id as string, changes: { set: { summary: `edited ${String(record.id)}` } } })))
+    start = performance.now()
+    const restore = await reopened.import(source)
+    const restoreMs = performance.now() - start
+    if (restore.format !== 'mem' || restore.keptNewer !== edited || Object.keys(restore.imported).length > 0) throw new Error(`the restore wrote or kept other than expected: ${JSON.stringify(restore)}`)
     await reopened.close()
 
     const figures = {
@@ -132,6 +142,7 @@ export async function run(): Promise<void> {
       },
       export: first,
       exportReopened: again,
+      restoreOverEdits: { edited, ms: restoreMs, recordsPerSecond: perSecond(RECORDS, restoreMs), keptNewer: restore.keptNewer, unchanged: restore.unchanged },
     }
     const ratios = {
       importVsCodecRead: figures.import.recordsPerSecond / figures.codec.readRecordsPerSecond,
@@ -149,6 +160,7 @@ export async function run(): Promise<void> {
     console.log(`import: ${Math.round(figures.import.recordsPerSecond)} records/s (${(importMs / 1000).toFixed(1)} s; checks ${(verifyMs / 1000).toFixed(1)} s, writes ${((importMs - verifyMs) / 1000).toFixed(1)} s)`)
     console.log(`export: ${Math.round(first.recordsPerSecond)} records/s (${(first.ms / 1000).toFixed(1)} s), data files identical to the imported ones: ${first.dataFilesIdentical}`)
     console.log(`export of the reopened store: ${Math.round(again.recordsPerSecond)} records/s (${(again.ms / 1000).toFixed(1)} s), identical: ${again.dataFilesIdentical}`)
+    console.log(`the same import again over ${edited} records edited since: ${Math.round(figures.restoreOverEdits.recordsPerSecond)} records/s (${(restoreMs / 1000).toFixed(1)} s), nothing written, ${restore.keptNewer} kept newer`)
     console.log('targets', targets)
     await mkdir(new URL('./results/', import.meta.url), { recursive: true })
     await writeFile(new URL('./results/bundle.json', import.meta.url), `${JSON.stringify({
