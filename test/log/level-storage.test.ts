@@ -42,7 +42,10 @@ runStorageSuite('LevelLogStorage on disk, smallest write buffer', async () => Le
 runStorageSuite('LevelLogStorage in memory', () => LevelLogStorage.openMemory())
 
 describe('LevelLogStorage on disk: write buffer', () => {
-  /** Sorted table files LevelDB wrote after 8 MiB of puts: one each time its write buffer filled. */
+  /**
+   * Sorted table files LevelDB wrote for 8 MiB of puts, once closed: one each time its write buffer
+   * filled, plus the one a close writes of what the buffer holds.
+   */
   async function tablesAfterWrites(options: { writeBufferBytes?: number }): Promise<number> {
     const dir = await freshDir()
     const storage = await LevelLogStorage.openDisk(dir, options)
@@ -50,8 +53,11 @@ describe('LevelLogStorage on disk: write buffer', () => {
     for (let batch = 0; batch < 64; batch++) {
       await storage.write(Array.from({ length: 32 }, (_, i) => ({ type: 'put' as const, key: `k${batch}-${i}`, value })))
     }
+    // Counted once closed: LevelDB writes a full buffer out on a thread of its own, and a close
+    // waits for that (on a busy machine it had not been written yet when listed before closing).
+    await storage.close()
     const files = await readdir(dir)
-    const reopened = await (async () => { await storage.close(); return LevelLogStorage.openDisk(dir, options) })()
+    const reopened = await LevelLogStorage.openDisk(dir, options)
     expect(Uint8Array.from((await reopened.get('k63-31')) ?? [])).toEqual(value)
     await reopened.close()
     return files.filter((file) => file.endsWith('.ldb')).length
@@ -59,9 +65,9 @@ describe('LevelLogStorage on disk: write buffer', () => {
 
   it('writes a table each time its buffer fills: several from a small buffer, one from LevelDB\'s 4 MiB, none yet from the default', async () => {
     expect(DEFAULT_WRITE_BUFFER_BYTES).toBeGreaterThan(8 * 1024 * 1024)
-    expect(await tablesAfterWrites({})).toBe(0)
-    expect(await tablesAfterWrites({ writeBufferBytes: 4 * 1024 * 1024 })).toBeGreaterThan(0)
-    expect(await tablesAfterWrites({ writeBufferBytes: WRITE_BUFFER_BYTES_RANGE[0] })).toBeGreaterThan(4)
+    expect(await tablesAfterWrites({})).toBeLessThanOrEqual(1)
+    expect(await tablesAfterWrites({ writeBufferBytes: 4 * 1024 * 1024 })).toBeGreaterThanOrEqual(2)
+    expect(await tablesAfterWrites({ writeBufferBytes: WRITE_BUFFER_BYTES_RANGE[0] })).toBeGreaterThan(5)
   })
 
   it('LogStore.open and Memory.open refuse a buffer outside what LevelDB takes, naming the option', async () => {
