@@ -100,8 +100,13 @@ export async function mergeRecords(memory: Memory, records: Partial<Record<Recor
   const madeAtOfId = (id: string): number | undefined => options.sourceTimes?.get(id) ?? options.madeAt
   // Write times from the start of the source's second on may be after it was made (its time
   // has whole seconds): such writes are kept, an edit just after an export included.
+  // A record dated by its own entry (`sourceTimes`, whole seconds) keeps only what was written
+  // after that time: a held value as old as the entry (an earlier import of it, dated so) is not
+  // newer, so a change the source made without moving the entry's time still lands.
   const newerFromOf = (id: string): number | undefined => {
-    const madeAt = madeAtOfId(id)
+    const sourced = options.sourceTimes?.get(id)
+    if (sourced !== undefined) return sourced + 1
+    const madeAt = options.madeAt
     return madeAt === undefined ? undefined : Math.floor(madeAt / 1000) * 1000
   }
   let unchanged = 0

@@ -97,9 +97,10 @@ export async function importFromSource(memory: Memory, path: string, options: So
   const records: Partial<Record<RecordKind, JsonObject[]>> = {}
   const importTimes = new Set([formatTimestamp(nowMs), ...(result.importTimes ?? [])])
   const sourceTimes = new Map<string, number>()
+  const undated = new Set(result.undated ?? [])
   for (const record of result.records) {
     (records[record.kind] ??= []).push(record.fields as JsonObject)
-    const time = sourceTimeOf(record.kind, record.fields, importTimes)
+    const time = undated.has(record.id) ? undefined : sourceTimeOf(record.kind, record.fields, importTimes)
     if (time !== undefined) sourceTimes.set(record.id, time)
   }
   const merged = await mergeRecords(memory, records, {

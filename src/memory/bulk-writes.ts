@@ -90,7 +90,9 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   // replica's now is capped here, and its times are read again).
   const givenTimes = built.map((_, index) => {
     const taken = given?.[index]
-    return taken !== undefined && taken.from === heldFroms[index] ? taken.keptAt : undefined
+    // A source's own time may be read from just after it (an entry's time, merge-records.ts):
+    // what it leaves out was written at that time, which madeAt dates alike.
+    return taken !== undefined && Math.floor(taken.from / 1000) * 1000 === heldFroms[index] ? taken.keptAt : undefined
   })
   const keptOf = new Map<number, KeptTimes>()
   const unread = states.flatMap((state, index) => (state !== undefined && heldFroms[index] !== undefined && givenTimes[index] === undefined ? [index] : []))

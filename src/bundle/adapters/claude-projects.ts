@@ -83,9 +83,12 @@ function addDocument(context: ImportContext, doc: FieldReader, index: number, pr
   const docUuid = doc.string('uuid')
   const filename = doc.string('filename') ?? `document ${index + 1}`
   const content = doc.string('content') ?? ''
-  const created = timeOf(context, doc, 'created_at', 'claude_docs') ?? project.created ?? context.now
+  const own = timeOf(context, doc, 'created_at', 'claude_docs')
+  const created = own ?? project.created ?? context.now
   // In its project's namespace (two projects may hold copies of a document), by uuid or by position.
   const resourceId = hashId('res_', 'claude', 'project-doc', project.uuid, ...(docUuid !== undefined ? ['uuid', docUuid] : ['index', String(index)]))
+  // Its project's creation says nothing of when the document last changed: not its source time.
+  if (own === undefined) context.undated(resourceId)
   context.add('resource', {
     id: resourceId, uri: `claude-project:${project.uuid}/${docUuid ?? index}`, mimeType: mimeTypeOf(filename),
     contentHash: sha256Hex(content), title: filename, summary: firstCodePoints(pyStrip(content)), created, modified: created,

@@ -77,6 +77,8 @@ export class ImportContext {
   private skippedCount = 0
   /** See AdapterResult.importTimes. */
   private readonly importTimes = new Set<string>()
+  /** See AdapterResult.undated. */
+  private readonly undatedIds = new Set<string>()
   /** Documents read whole, by resource id. */
   private readonly documents = new Map<string, WholeDocument>()
 
@@ -107,6 +109,14 @@ export class ImportContext {
     const time = formatTimestamp(this.nowMs + offsetMs)
     this.importTimes.add(time)
     return time
+  }
+
+  /**
+   * Marks the record `id` as given no time of its own by the source (its times were taken from
+   * another entry): the import does not date it by them (AdapterResult.undated).
+   */
+  undated(id: string): void {
+    this.undatedIds.add(id)
   }
 
   /** Warns that an entry of the source (a memory, a message, a file) was left out. */
@@ -175,6 +185,7 @@ export class ImportContext {
       source: this.source, records: [...this.records], warnings: [...this.warnings],
       ...(this.skippedCount > 0 ? { skipped: this.skippedCount } : {}),
       ...(this.importTimes.size > 0 ? { importTimes: [...this.importTimes] } : {}),
+      ...(this.undatedIds.size > 0 ? { undated: [...this.undatedIds] } : {}),
       ...(this.documents.size > 0 ? { documents: [...this.documents.values()] } : {}),
     }
   }

@@ -81,6 +81,12 @@ export interface AdapterResult {
    * importing the same export later changes nothing. Absent when none.
    */
   readonly importTimes?: readonly string[]
+  /**
+   * Ids of records whose times the source does not give for the entry itself (a Claude project
+   * document dated by its project): the import does not date them by their source (sourceTimeOf).
+   * Absent when none.
+   */
+  readonly undated?: readonly string[]
   /** Documents given whole (Claude project documents); absent when the source has none. */
   readonly documents?: readonly WholeDocument[]
 }
