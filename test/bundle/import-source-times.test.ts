@@ -80,6 +80,26 @@ describe('an adapter import dates each record by its source', () => {
   })
 })
 
+describe('entries dated after the import', () => {
+  it('are imported with one FUTURE_TIME warning naming the first and how many more; times in the past or just ahead give none', async () => {
+    const { memory } = await replica('2026-03-01T00:00:00Z')
+    const file = path.join(tempDir(), 'mem0.json')
+    const ahead = (ms: number): string => new Date(Date.now() + ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    await writeFile(file, JSON.stringify([
+      { id: 'ep_000000000000000a', memory: 'a', created_at: '2025-01-01T00:00:00Z', updated_at: ahead(9 * 3_600_000) },
+      { id: 'ep_000000000000000b', memory: 'b', created_at: ahead(3 * 3_600_000) },
+      { id: 'ep_000000000000000c', memory: 'c', created_at: '2025-01-01T00:00:00Z', updated_at: ahead(60_000) },
+    ]))
+    const report = await memory.import(file, { from: 'mem0' })
+    expect(report).toMatchObject({ imported: { episode: 3 } })
+    const future = report.warnings.filter((warning) => warning.code === 'FUTURE_TIME')
+    expect(future).toHaveLength(1)
+    expect(future[0]).toMatchObject({ where: { file } })
+    expect(future[0]?.message).toMatch(/^ep_000000000000000a and 1 more are dated after this import/)
+    await memory.close()
+  })
+})
+
 describe('sourceTimeOf', () => {
   const none = new Set<string>()
 
