@@ -11,7 +11,7 @@ import { assertOptions } from '../assert.js'
 import type { Memory } from '../memory/index.js'
 import type { RecordKind } from '../projection/index.js'
 import { CAIRN_EXTENSIONS_FILE, CAIRN_EXTENSIONS_KIND, readExtensionLines, type BundleExtensions } from './cairn-extensions.js'
-import { kindFilePath, readMemBundle, type JsonObject, type MemBundleContent, type MemManifest, type MemProblem, type ProgressCallback, type ReadOptions } from './mem/index.js'
+import { kindFilePath, readMemBundle, type JsonObject, type MemBundleContent, type MemManifest, type MemProblem, type ProgressCallback, type ReadOptions, type ReadResult } from './mem/index.js'
 import { madeAtOf, mergeRecords, type MergeReport } from './merge-records.js'
 import { recordIdOf } from './portable-records.js'
 import { checkRecordsWritable } from './record-check.js'
@@ -105,7 +105,15 @@ export interface MemImportPlan {
  * @throws what readMemBundle throws; InputError naming the file and field of a record no store would take
  */
 export async function readMemImport(dir: string, readOptions: ReadOptions = {}): Promise<MemImportPlan> {
-  const { manifest, content, warnings: bundleWarnings } = await readMemBundle(dir, readOptions)
+  return planMemImport(await readMemBundle(dir, readOptions))
+}
+
+/**
+ * The import plan of a bundle read already (`readMemBundle`'s result): extensions put back and
+ * every record checked as the merge will write it.
+ * @throws InputError naming the file and field of a record no store would take
+ */
+export function planMemImport({ manifest, content, warnings: bundleWarnings }: ReadResult): MemImportPlan {
   // Checked whole before anything is written, like the rest of the bundle.
   const { [CAIRN_EXTENSIONS_KIND]: extensionLines, ...passthroughKinds } = content.passthrough
   const extensions = readExtensionLines(extensionLines ?? [])

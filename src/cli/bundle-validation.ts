@@ -1,6 +1,6 @@
 /**
  * What `cairn validate` checks, per format, without a store: a `.mem` bundle through
- * `validateMemBundle` (every file, line, checksum, and the signature when keys are given), a log
+ * `validateAndReadMemBundle` (every file, line, checksum, and the signature when keys are given), a log
  * snapshot through `verifyLogSnapshot` (every id, chain, signature and grant, in a scratch
  * store), a PAM artifact through `decodePam` and `verifyPam` (structure, then hashes, DAG and
  * signature). Each becomes one list of problems naming the file (under the path the user gave),
@@ -14,13 +14,13 @@
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import {
-  CairnError, decodePam, MAX_PAM_BYTES, PAM_MAGIC, PAM_PHASE_NAMES, readLogSnapshot, shortId, validateMemBundle, verifyLogSnapshot, verifyPam,
+  CairnError, decodePam, MAX_PAM_BYTES, PAM_MAGIC, PAM_PHASE_NAMES, readLogSnapshot, shortId, verifyLogSnapshot, verifyPam,
   type BundleFormat, type JsonValue, type PamArtifact, type VerifyReport,
 } from '../index.js'
 import { CAIRN_EXTENSIONS_KIND } from '../bundle/cairn-extensions.js'
-import { SIGNATURE_REMOVED } from '../bundle/mem/index.js'
-import { readMemImport } from '../bundle/mem-import.js'
-import type { MemProblem } from '../bundle/mem/index.js'
+import { SIGNATURE_REMOVED, validateAndReadMemBundle } from '../bundle/mem/index.js'
+import { planMemImport } from '../bundle/mem-import.js'
+import type { MemProblem, ReadResult } from '../bundle/mem/index.js'
 import { COUNT_KEY_AUDIT, COUNT_KEY_PROVENANCE_EDGE, COUNT_KEY_TOMBSTONE } from '../bundle/mem/layout.js'
 import { isRecordKind } from '../projection/index.js'
 import type { BundlePath } from './bundle-flags.js'
@@ -42,12 +42,12 @@ export interface BundleValidation {
 
 
 async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], progress: BundleProgress): Promise<BundleValidation> {
-  const report = await validateMemBundle(bundle.resolved, {
+  const { report, read } = await validateAndReadMemBundle(bundle.resolved, {
     ...(trustedKeys.length > 0 ? { trustedKeys } : {}),
     onProgress: progress.phase({ label: 'checking', unit: 'bytes' }),
   })
   const manifest = report.manifest
-  const extensions = report.valid ? await checkImportable(bundle, trustedKeys, progress) : { problems: [], warnings: [] }
+  const extensions = read !== undefined ? checkImportable(bundle, read) : { problems: [], warnings: [] }
   const held = heldBy(manifest?.counts ?? {})
   // Cairn's extension lines are fields of the records counted, so the summary leaves them out.
   const extras = ([[held.tombstones, 'tombstone'], [held.auditRows, 'audit row'], [held.provenanceEdges, 'provenance edge'], [held.vendorLines, 'vendor line']] as const)
@@ -98,16 +98,13 @@ function heldBy(counts: Readonly<Record<string, number>>): HeldLines {
 }
 
 /**
- * A `.mem` bundle whose bytes already checked out, read as import reads it: Cairn's extensions
- * put back and every record checked as the merge would write it, so a bundle `validate` passes
- * imports. The first record refused is the problem (import stops there too).
+ * A `.mem` bundle whose bytes already checked out, taken as import takes it (from the same read):
+ * Cairn's extensions put back and every record checked as the merge would write it, so a bundle
+ * `validate` passes imports. The first record refused is the problem (import stops there too).
  */
-async function checkImportable(bundle: BundlePath, trustedKeys: readonly string[], progress: BundleProgress): Promise<{ problems: BundleProblem[]; warnings: MemProblem[] }> {
+function checkImportable(bundle: BundlePath, read: ReadResult): { problems: BundleProblem[]; warnings: MemProblem[] } {
   try {
-    const plan = await readMemImport(bundle.resolved, {
-      ...(trustedKeys.length > 0 ? { trustedKeys } : {}),
-      onProgress: progress.phase({ label: 'reading records', unit: 'bytes' }),
-    })
+    const plan = planMemImport(read)
     return { problems: [], warnings: [...plan.extensionWarnings] }
   } catch (error) {
     if (!(error instanceof CairnError)) throw error

@@ -9,7 +9,7 @@ import path from 'node:path'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
-  readMemBundle, validateMemBundle, writeMemBundle, type MemBundleContent, type MemManifest, type MemProblem, type ReadOptions,
+  readMemBundle, validateAndReadMemBundle, validateMemBundle, writeMemBundle, type MemBundleContent, type MemManifest, type MemProblem, type ReadOptions,
 } from '../../src/bundle/mem/index.js'
 import { InputError, LimitError, VerifyError } from '../../src/errors.js'
 import {
@@ -55,6 +55,23 @@ describe('bundle validation', () => {
     expect(await problemsOf(dir)).toEqual([])
     reseal(dir)
     expect(await problemsOf(dir)).toEqual([])
+  })
+
+  it('validateAndReadMemBundle gives the report, and the content of a valid bundle as readMemBundle does, from one read', async () => {
+    for (const which of ['sample', 'sample11', 'signed'] as const) {
+      const dir = await freshBundle(which)
+      const options = which === 'signed' ? TRUSTED : {}
+      const { report, read } = await validateAndReadMemBundle(dir, options)
+      expect(report).toEqual(await validateMemBundle(dir, options))
+      expect(read).toEqual(await readMemBundle(dir, options))
+    }
+    const broken = await freshBundle()
+    const data = listFiles(broken).find((file) => file.endsWith('.jsonl')) as string
+    appendFileSync(path.join(broken, data), '\n')
+    const { report, read } = await validateAndReadMemBundle(broken)
+    expect(report.valid).toBe(false)
+    expect(report).toEqual(await validateMemBundle(broken))
+    expect(read).toBeUndefined()
   })
 
   it('finds a changed byte in any file, naming that file', async () => {

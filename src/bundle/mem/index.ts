@@ -8,7 +8,7 @@
  * Automerge runtime it loads, which a pure codec does not need.
  */
 export { writeMemBundle, writeBuiltBundle } from './write-bundle.js'
-export { readMemBundle, validateMemBundle } from './read-bundle.js'
+export { readMemBundle, validateAndReadMemBundle, validateMemBundle } from './read-bundle.js'
 export { SIGNATURE_REMOVED } from './inspect-bundle.js'
 export { encodeMemBundle, buildMemBundle, MemBundleBuilder, type EncodedBundle, type BuiltBundle } from './encode-bundle.js'
 export { decodeRecord, decodeTombstone, decodeAuditRow, TOMBSTONE_OPS, type DecodedRow } from './record-codec.js'

@@ -38,13 +38,21 @@ export async function readMemBundle(dir: string, options?: ReadOptions): Promise
  * @throws InputError only for bad arguments (WRONG_TYPE, EMPTY, UNKNOWN_FIELD, BAD_TRUSTED_KEY)
  */
 export async function validateMemBundle(dir: string, options?: ReadOptions): Promise<ValidationReport> {
+  return (await validateAndReadMemBundle(dir, options)).report
+}
+
+/**
+ * `validateMemBundle`'s report, and the content too when the bundle is valid (what
+ * `readMemBundle` returns), from one read: `cairn validate` goes on to check a valid bundle's
+ * records as an import would, without reading it again.
+ * @throws InputError only for bad arguments, as validateMemBundle
+ */
+export async function validateAndReadMemBundle(dir: string, options?: ReadOptions): Promise<{ readonly report: ValidationReport; readonly read?: ReadResult }> {
   const resolved = readReadOptions(options)
   const inspection = await inspectMemBundle(assertNonEmptyString(dir, 'dir'), resolved)
   const manifest: MemManifest | undefined = inspection.manifest
-  return {
-    valid: inspection.problems.length === 0,
-    problems: inspection.problems,
-    warnings: inspection.warnings,
-    ...(manifest === undefined ? {} : { manifest }),
-  }
+  const valid = inspection.problems.length === 0
+  const report: ValidationReport = { valid, problems: inspection.problems, warnings: inspection.warnings, ...(manifest === undefined ? {} : { manifest }) }
+  const read = valid && manifest !== undefined && inspection.content !== undefined ? { manifest, content: inspection.content, warnings: inspection.warnings } : undefined
+  return { report, ...(read ? { read } : {}) }
 }
