@@ -104,7 +104,10 @@ export function materialize(state: RecordState, isDeleted: (id: string) => boole
   if (spec.hasExt) {
     for (const [key, register] of Object.entries(state.ext)) if (register.value !== undefined) view[key] = register.value
   }
-  for (const [field, register] of Object.entries(state.registers)) if (register.value !== undefined) view[field] = register.value
+  // A null in a signed create's fields means absent, as `remember` and a patch's `set` read it
+  // (record-create.ts); shown as null it has no `.mem` form (the codec drops it) and the view
+  // came back without it (helper-85, hostile-bodies property).
+  for (const [field, register] of Object.entries(state.registers)) if (register.value !== undefined && register.value !== null) view[field] = register.value
   for (const [field, set] of Object.entries(state.sets)) {
     const values = setValues(set)
     view[field] = REFERENCE_SETS[field] ? values.filter((id) => !isDeleted(id)) : values

@@ -89,8 +89,11 @@ export interface ProjectionMeta {
  *      of an earlier layout whose log holds two tombstones reaching one record, such a change,
  *      such a key, such foreign lines or such a tombstone is rebuilt when it opens; any other
  *      only records the new layout
+ *   7: a null in a create's `fields` shows as absent, as `remember` and a patch's `set` read it
+ *      (materialize.ts; it was shown as null, which no `.mem` line holds). A store of an earlier
+ *      layout whose log holds such a create is rebuilt when it opens.
  */
-export const PROJECTION_LAYOUT = 6
+export const PROJECTION_LAYOUT = 7
 
 export function encodeMeta(meta: ProjectionMeta): Uint8Array {
   return packr.pack(meta)

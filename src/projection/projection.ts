@@ -161,7 +161,8 @@ export class Projection {
         twoKinds(decoded.id, decoded.kind) ||
         (decoded.derived ?? []).some((record) => twoKinds(record.id, record.kind)) ||
         (decoded.operation.type === 'tombstone' && decoded.operation.record.targetKind !== decoded.kind) ||
-        reachedAgain(decoded) || foreignText(decoded, event.header.author)))
+        reachedAgain(decoded) || foreignText(decoded, event.header.author) ||
+        (layout < 7 && decoded.operation.type === 'create' && Object.values(decoded.operation.fields).includes(null))))
       if (readsDifferently) {
         await this.rebuild()
         return
