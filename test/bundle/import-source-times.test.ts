@@ -92,6 +92,7 @@ describe('entries dated after the import', () => {
     ]))
     const report = await memory.import(file, { from: 'mem0' })
     expect(report).toMatchObject({ imported: { episode: 3 } })
+    if (report.format !== 'source') throw new Error(`imported as ${report.format}`)
     const future = report.warnings.filter((warning) => warning.code === 'FUTURE_TIME')
     expect(future).toHaveLength(1)
     expect(future[0]).toMatchObject({ where: { file } })
