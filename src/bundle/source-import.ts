@@ -95,6 +95,7 @@ export async function importFromSource(memory: Memory, path: string, options: So
     ...(options.source !== undefined ? { source: options.source } : {}),
   })
   const records: Partial<Record<RecordKind, JsonObject[]>> = {}
+  // Times the adapter took from the import, not the source: neither written over held values nor source times.
   const importTimes = new Set([formatTimestamp(nowMs), ...(result.importTimes ?? [])])
   const sourceTimes = new Map<string, number>()
   const undated = new Set(result.undated ?? [])
@@ -108,8 +109,7 @@ export async function importFromSource(memory: Memory, path: string, options: So
   const warnings = future.length === 0 ? result.warnings : [...result.warnings, futureWarning(future, path)]
   const merged = await mergeRecords(memory, records, {
     ignore: ['ingestionTime'],
-    placeholder: formatTimestamp(nowMs),
-    ...(result.importTimes ? { placeholders: result.importTimes } : {}),
+    placeholders: [...importTimes],
     sourceTimes,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   })
