@@ -9,9 +9,12 @@
  *     equal the ones imported byte for byte: once in the process that imported, and once after
  *     closing and reopening the store, as `cairn export` runs (the target needs both);
  *  4. the same import again after editing some of the records: everything is held, the edited
- *     ones keep their edits (their write times read), nothing is written.
+ *     ones keep their edits (their write times read), nothing is written;
+ *  5. the same import in a process whose heap is capped (CAPPED_HEAP_MB): it decodes the records
+ *     batch by batch from the checked bytes, so the heap it needs does not grow with the bundle.
  * Writes bench/results/bundle.json. Records per second count bundle records (lines), not events.
  */
+import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -19,6 +22,9 @@ import path from 'node:path'
 import { Memory } from '../src/index.js'
 import { readMemBundle, writeMemBundle, type JsonObject } from '../src/bundle/mem/index.js'
 import { recordText, seeded, vocabulary, zipf } from './corpus.js'
+
+/** The V8 heap cap of phase 5: under what the records would take decoded whole at 100k (~3 KB each). */
+const CAPPED_HEAP_MB = 192
 
 const RECORDS = Number(process.env.CAIRN_BENCH_BUNDLE_RECORDS ?? 100_000)
 const random = seeded(0xb0d1e)
@@ -74,6 +80,21 @@ async function timedExport(memory: Memory, source: string, target: string): Prom
 }
 
 /** SHA-256 over every file of the bundle, read from disk: the floor for anything that checks a bundle. */
+/** Phase 5: the import in a child process with a capped heap; `finished` false when it died (its last stderr line). */
+async function cappedImport(source: string, replica: string): Promise<{ heapCapMB: number; finished: boolean; ms?: number; peakHeapMB?: number; failure?: string }> {
+  const child = new URL('./bundle-import-child.ts', import.meta.url).pathname
+  return new Promise((resolve) => {
+    execFile(process.execPath, [`--max-old-space-size=${CAPPED_HEAP_MB}`, '--import', 'tsx', child, source, replica], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error !== null) {
+        resolve({ heapCapMB: CAPPED_HEAP_MB, finished: false, failure: stderr.trim().split('\n').find((line) => /heap|memory/i.test(line)) ?? error.message.slice(0, 200) })
+        return
+      }
+      const { ms, peakHeapBytes } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { ms: number; peakHeapBytes: number }
+      resolve({ heapCapMB: CAPPED_HEAP_MB, finished: true, ms, peakHeapMB: peakHeapBytes / 1e6 })
+    })
+  })
+}
+
 async function sha256Floor(dir: string): Promise<number> {
   const start = performance.now()
   for (const file of await filesUnder(dir)) createHash('sha256').update(await readFile(file)).digest()
@@ -131,6 +152,7 @@ export async function run(): Promise<void> {
     const restoreMs = performance.now() - start
     if (restore.format !== 'mem' || restore.keptNewer !== edited || Object.keys(restore.imported).length > 0) throw new Error(`the restore wrote or kept other than expected: ${JSON.stringify(restore)}`)
     await reopened.close()
+    const capped = await cappedImport(source, path.join(root, 'capped-replica'))
 
     const figures = {
       records: RECORDS, bundleBytes, exportBytes, bytesPerRecord: bundleBytes / RECORDS,
@@ -143,6 +165,7 @@ export async function run(): Promise<void> {
       export: first,
       exportReopened: again,
       restoreOverEdits: { edited, ms: restoreMs, recordsPerSecond: perSecond(RECORDS, restoreMs), keptNewer: restore.keptNewer, unchanged: restore.unchanged },
+      cappedHeapImport: capped,
     }
     const ratios = {
       importVsCodecRead: figures.import.recordsPerSecond / figures.codec.readRecordsPerSecond,
@@ -161,6 +184,9 @@ export async function run(): Promise<void> {
     console.log(`export: ${Math.round(first.recordsPerSecond)} records/s (${(first.ms / 1000).toFixed(1)} s), data files identical to the imported ones: ${first.dataFilesIdentical}`)
     console.log(`export of the reopened store: ${Math.round(again.recordsPerSecond)} records/s (${(again.ms / 1000).toFixed(1)} s), identical: ${again.dataFilesIdentical}`)
     console.log(`the same import again over ${edited} records edited since: ${Math.round(figures.restoreOverEdits.recordsPerSecond)} records/s (${(restoreMs / 1000).toFixed(1)} s), nothing written, ${restore.keptNewer} kept newer`)
+    console.log(capped.finished
+      ? `the import in a process with a ${CAPPED_HEAP_MB} MB heap: finished in ${((capped.ms ?? 0) / 1000).toFixed(1)} s, peak heap ${(capped.peakHeapMB ?? 0).toFixed(0)} MB`
+      : `the import in a process with a ${CAPPED_HEAP_MB} MB heap did not finish: ${capped.failure}`)
     console.log('targets', targets)
     await mkdir(new URL('./results/', import.meta.url), { recursive: true })
     await writeFile(new URL('./results/bundle.json', import.meta.url), `${JSON.stringify({

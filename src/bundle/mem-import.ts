@@ -9,12 +9,15 @@
  */
 import { assertOptions } from '../assert.js'
 import type { Memory } from '../memory/index.js'
-import type { RecordKind } from '../projection/index.js'
+import { RECORD_KINDS, type RecordKind } from '../projection/index.js'
 import { CAIRN_EXTENSIONS_FILE, CAIRN_EXTENSIONS_KIND, readExtensionLines, type BundleExtensions } from './cairn-extensions.js'
-import { kindFilePath, readMemBundle, type JsonObject, type MemBundleContent, type MemManifest, type MemProblem, type ProgressCallback, type ReadOptions, type ReadResult } from './mem/index.js'
-import { madeAtOf, mergeRecords, type MergeReport } from './merge-records.js'
+import {
+  readMemBundleRecordFiles, recordRowBatches, type JsonObject, type MemBundleContent, type MemManifest, type MemProblem, type MemRecordFile,
+  type ProgressCallback, type ReadOptions, type RecordFilesReadResult, type RecordRow,
+} from './mem/index.js'
+import { madeAtOf, mergeRecordBatches, MERGE_BATCH, type MergeReport } from './merge-records.js'
 import { recordIdOf } from './portable-records.js'
-import { checkRecordsWritable } from './record-check.js'
+import { WritableCheck } from './record-check.js'
 
 export interface MemImportOptions {
   /** Ed25519 public keys (hex): when given, the bundle must carry a valid `manifest.sig` by one of them. */
@@ -40,26 +43,18 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
     ...(raw.trustedKeys !== undefined ? { trustedKeys: raw.trustedKeys as readonly string[] } : {}),
     ...(onProgress ? { onProgress: ((done, total) => onProgress('verify', done, total)) as ProgressCallback } : {}),
   }
-  const { manifest, content, records, passthroughKinds, bundleWarnings, extensionWarnings } = await readMemImport(dir, readOptions)
-  const warnings = [...bundleWarnings, ...extensionWarnings]
+  const plan = await readMemImport(dir, readOptions)
+  const { manifest, content, passthroughKinds } = plan
+  const warnings = [...plan.bundleWarnings, ...plan.extensionWarnings]
 
   // Tombstones first; a redaction takes its skeleton from the bundle's line for the record.
-  const skeletons = new Map<string, JsonObject>()
-  const byId = new Map<RecordKind, Map<string, JsonObject>>()
-  for (const tombstone of content.tombstones) {
-    const kind = tombstone.targetKind as RecordKind
-    const target = tombstone.targetID
-    if (tombstone.op !== 'redact' || typeof target !== 'string' || records[kind] === undefined) continue
-    if (!byId.has(kind)) byId.set(kind, new Map((records[kind] ?? []).map((record) => [recordIdOf(kind, record), record])))
-    const line = byId.get(kind)?.get(target)
-    if (line) skeletons.set(target, line)
-  }
-  const tombstones = await memory.importTombstones(content.tombstones, { skeletons })
+  const tombstones = await memory.importTombstones(content.tombstones, { skeletons: plan.skeletons })
 
   // What this replica wrote after the bundle was made stays (a stale backup undoes nothing).
+  // Records are decoded again batch by batch as they are written: a large bundle is never held
+  // decoded whole (its checked bytes are).
   const madeAt = madeAtOf(manifest.createdAt)
-  const merged = await mergeRecords(memory, records, {
-    checked: true,
+  const merged = await mergeRecordBatches(memory, plan.recordBatches(MERGE_BATCH), plan.recordCount, {
     ...(madeAt !== undefined ? { madeAt } : {}),
     ...(onProgress ? { onProgress: (done: number, total: number) => onProgress('import', done, total) } : {}),
   })
@@ -89,9 +84,19 @@ function copiesOf(lines: readonly string[]): Map<string, number> {
 /** A `.mem` bundle read and checked as an import writes it, before anything is written. */
 export interface MemImportPlan {
   readonly manifest: MemManifest
+  /** The bundle's content but its records (`content.records` is empty: they are in `recordFiles`). */
   readonly content: MemBundleContent
-  /** The records with Cairn's extension fields put back. */
-  readonly records: MemBundleContent['records']
+  /** The record files, as their checked bytes. */
+  readonly recordFiles: readonly MemRecordFile[]
+  /** How many records they hold. */
+  readonly recordCount: number
+  /**
+   * The records with Cairn's extension fields put back, kind by kind in RECORD_KINDS order (the
+   * spec's: parents first), in batches of at most `size`, decoded again at each call.
+   */
+  recordBatches(size: number): Generator<readonly [RecordKind, readonly JsonObject[]]>
+  /** The bundle's line (extensions put back) of each record a redaction tombstone names, by id: its skeleton. */
+  readonly skeletons: ReadonlyMap<string, JsonObject>
   /** Lines of unknown kinds, Cairn's extensions file left out. */
   readonly passthroughKinds: Readonly<Record<string, readonly string[]>>
   /** The reader's warnings (as validateMemBundle reports them), then those of putting extensions back. */
@@ -102,47 +107,80 @@ export interface MemImportPlan {
 /**
  * Reads a `.mem` bundle as `importMem` does and checks every record as the merge will write it
  * (`cairn validate` runs this too, so a bundle it passes imports).
- * @throws what readMemBundle throws; InputError naming the file and field of a record no store would take
+ * @throws what readMemBundle throws; InputError naming the file, line and field of a record no store would take
  */
 export async function readMemImport(dir: string, readOptions: ReadOptions = {}): Promise<MemImportPlan> {
-  return planMemImport(await readMemBundle(dir, readOptions))
+  return planMemImport(await readMemBundleRecordFiles(dir, readOptions))
 }
 
 /**
- * The import plan of a bundle read already (`readMemBundle`'s result): extensions put back and
- * every record checked as the merge will write it.
- * @throws InputError naming the file and field of a record no store would take
+ * The import plan of a bundle read already (`readMemBundleRecordFiles`' result): extensions put
+ * back and every record checked as the merge will write it, decoding the records once more
+ * without keeping them.
+ * @throws InputError naming the file, line and field of a record no store would take
  */
-export function planMemImport({ manifest, content, warnings: bundleWarnings }: ReadResult): MemImportPlan {
+export function planMemImport({ manifest, content, recordFiles, warnings: bundleWarnings }: RecordFilesReadResult): MemImportPlan {
   // Checked whole before anything is written, like the rest of the bundle.
   const { [CAIRN_EXTENSIONS_KIND]: extensionLines, ...passthroughKinds } = content.passthrough
   const extensions = readExtensionLines(extensionLines ?? [])
-  const { records, warnings: recordWarnings } = withExtensions(content.records, extensions.byId)
+  const fileOf = new Map(recordFiles.map((file) => [file.kind, file]))
+  const rowBatches = function* (size: number): Generator<[RecordKind, MemRecordFile, RecordRow[]]> {
+    for (const kind of RECORD_KINDS) {
+      const file = fileOf.get(kind)
+      if (file === undefined) continue
+      for (const rows of recordRowBatches(file, size)) yield [kind, file, rows]
+    }
+  }
+  const redacted = redactionTargets(content.tombstones)
+  const skeletons = new Map<string, JsonObject>()
+  const used = new Set<string>()
   // Every record is checked as the merge will write it before anything is written, tombstones
   // included: the codec's checks are the format's, not all of what a record must be here.
-  checkRecordsWritable(records, (kind: RecordKind) => ({ file: kindFilePath(kind) }), { uniqueIds: true })
-  return { manifest, content, records, passthroughKinds, bundleWarnings, extensionWarnings: [...extensions.warnings, ...recordWarnings] }
+  const check = new WritableCheck({ uniqueIds: true })
+  const counted = new Map<RecordKind, number>()
+  for (const [kind, file, rows] of rowBatches(MERGE_BATCH)) {
+    let index = counted.get(kind) ?? 0
+    counted.set(kind, index + rows.length)
+    for (const { record: line, line: number } of rows) {
+      const id = recordIdOf(kind, line)
+      const record = withExtension(kind, id, line, extensions.byId, used)
+      check.check(kind, record, index++, { file: file.file, line: number })
+      if (redacted.get(kind)?.has(id)) skeletons.set(id, record)
+    }
+  }
+  const recordBatches = function* (size: number): Generator<readonly [RecordKind, readonly JsonObject[]]> {
+    for (const [kind, , rows] of rowBatches(size)) yield [kind, rows.map(({ record }) => withExtension(kind, recordIdOf(kind, record), record, extensions.byId))]
+  }
+  return {
+    manifest, content, recordFiles, recordCount: recordFiles.reduce((sum, file) => sum + file.rows, 0), recordBatches, skeletons, passthroughKinds, bundleWarnings,
+    extensionWarnings: [...extensions.warnings, ...unusedExtensionWarnings(extensions.byId, used)],
+  }
 }
 
-/** The bundle's records with the extension fields of `items/cairnExtensions.jsonl` put back. */
-function withExtensions(records: MemBundleContent['records'], byId: BundleExtensions['byId']): { records: MemBundleContent['records']; warnings: MemProblem[] } {
-  if (byId.size === 0) return { records, warnings: [] }
-  const used = new Set<string>()
-  const out: Partial<Record<RecordKind, JsonObject[]>> = {}
-  for (const [kind, list] of Object.entries(records) as [RecordKind, readonly JsonObject[]][]) {
-    out[kind] = list.map((record) => {
-      const id = recordIdOf(kind, record)
-      const extension = byId.get(id)
-      if (extension === undefined || extension.kind !== kind) return record
-      used.add(id)
-      return { ...record, ...extension.fields }
-    })
+/** The ids redaction tombstones name, by the kind they name. */
+function redactionTargets(tombstones: readonly JsonObject[]): Map<string, Set<string>> {
+  const targets = new Map<string, Set<string>>()
+  for (const { op, targetKind, targetID } of tombstones) {
+    if (op !== 'redact' || typeof targetKind !== 'string' || typeof targetID !== 'string') continue
+    targets.set(targetKind, (targets.get(targetKind) ?? new Set()).add(targetID))
   }
-  // One warning however many lines: a bundle can hold many.
+  return targets
+}
+
+/** A bundle's record with the extension fields of `items/cairnExtensions.jsonl` put back (noted in `used`). */
+function withExtension(kind: RecordKind, id: string, record: JsonObject, byId: BundleExtensions['byId'], used?: Set<string>): JsonObject {
+  const extension = byId.get(id)
+  if (extension === undefined || extension.kind !== kind) return record
+  used?.add(id)
+  return { ...record, ...extension.fields }
+}
+
+/** One warning for the extension lines no record took, however many: a bundle can hold many. */
+function unusedExtensionWarnings(byId: BundleExtensions['byId'], used: ReadonlySet<string>): MemProblem[] {
   const unused = [...byId].filter(([id]) => !used.has(id))
   const first = unused[0]
-  if (first === undefined) return { records: out, warnings: [] }
+  if (first === undefined) return []
   const [id, { kind, line }] = first
   const others = unused.length > 1 ? ` (and ${unused.length - 1} more lines)` : ''
-  return { records: out, warnings: [{ code: 'EXTENSION_WITHOUT_RECORD', message: `no ${kind} ${id} in the bundle; its line is ignored${others}`, file: CAIRN_EXTENSIONS_FILE, line }] }
+  return [{ code: 'EXTENSION_WITHOUT_RECORD', message: `no ${kind} ${id} in the bundle; its line is ignored${others}`, file: CAIRN_EXTENSIONS_FILE, line }]
 }

@@ -15,50 +15,69 @@ import type { JsonObject } from './mem/index.js'
 /** Author key of the measured body (collaborative text's changes name their actor). */
 const AUTHOR = '0'.repeat(64)
 
-/** Where a record came from, for the error: a bundle file, or a position in the source's records. */
-export type RecordLocator = (kind: RecordKind, index: number) => { readonly file?: string; readonly path?: string }
+/** Finds where a record came from, by its kind and place. */
+export type RecordLocator = (kind: RecordKind, index: number) => RecordWhere
+
+/** Where a record came from, for the error: a bundle file (and line), or a position in the source's records. */
+export type RecordWhere = { readonly file?: string; readonly line?: number; readonly path?: string }
 
 /**
  * A bundle's or adapter's records, checked as `rememberMany` would check them.
  * @throws the refusal `rememberMany` would give (InputError, LimitError), naming the record; LimitError RECORD_TOO_LARGE naming the field that no event can hold
  */
 export function checkRecordsWritable(records: Partial<Record<RecordKind, readonly JsonObject[]>>, locate: RecordLocator, options: { uniqueIds?: boolean } = {}): void {
-  // With `uniqueIds` (a bundle, whose lines are records as they stand), an id met twice, in one
-  // kind or two, is refused: Cairn holds one record per id, so one line would silently win.
-  const seen = options.uniqueIds ? new Map<string, { kind: RecordKind; index: number }>() : undefined
+  const check = new WritableCheck(options)
   for (const kind of RECORD_KINDS) {
     const list = records[kind] ?? []
-    for (let index = 0; index < list.length; index++) {
-      const record = list[index] as JsonObject
-      const where = locate(kind, index)
-      if (Object.hasOwn(record, 'kind')) {
-        // `remember` input names the kind in `kind`: an unknown field of that name has no place.
-        throw new InputError('RESERVED_KEY', `${describe(kind, index)}: "kind" names a record's kind in Cairn and cannot be a field`, { ...where, field: `${kind}.kind` })
+    for (let index = 0; index < list.length; index++) check.check(kind, list[index] as JsonObject, index, locate(kind, index))
+  }
+}
+
+/**
+ * checkRecordsWritable one record at a time (a bundle decoded batch by batch), remembering the
+ * ids met so far when they must be unique.
+ */
+export class WritableCheck {
+  // With `uniqueIds` (a bundle, whose lines are records as they stand), an id met twice, in one
+  // kind or two, is refused: Cairn holds one record per id, so one line would silently win.
+  private readonly seen: Map<string, { kind: RecordKind; index: number }> | undefined
+
+  constructor(options: { uniqueIds?: boolean } = {}) {
+    this.seen = options.uniqueIds ? new Map() : undefined
+  }
+
+  /**
+   * @param index the record's place among those of its kind (0-based)
+   * @throws as checkRecordsWritable, naming the record at `where`
+   */
+  check(kind: RecordKind, record: JsonObject, index: number, where: RecordWhere): void {
+    if (Object.hasOwn(record, 'kind')) {
+      // `remember` input names the kind in `kind`: an unknown field of that name has no place.
+      throw new InputError('RESERVED_KEY', `${describe(kind, index)}: "kind" names a record's kind in Cairn and cannot be a field`, { ...where, field: `${kind}.kind` })
+    }
+    let entry: ReturnType<typeof buildCreateEntry>
+    try {
+      entry = buildEntry(kind, record)
+    } catch (error) {
+      if (!(error instanceof CairnError)) throw error
+      throw relocate(error, { ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}) }, `${describe(kind, index)}: ${error.reason}`)
+    }
+    const id = entry.id
+    if (this.seen !== undefined) {
+      const first = this.seen.get(id)
+      if (first !== undefined) {
+        throw new InputError('DUPLICATE_ID', `${describe(kind, index)} has the id ${id}, as ${first.kind} record ${first.index + 1} has`, { ...where, field: `${kind}.id` })
       }
-      let entry: ReturnType<typeof buildCreateEntry>
-      try {
-        entry = buildEntry(kind, record)
-      } catch (error) {
-        if (!(error instanceof CairnError)) throw error
-        throw relocate(error, { ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}) }, `${describe(kind, index)}: ${error.reason}`)
-      }
-      const id = entry.id
-      if (seen !== undefined) {
-        const first = seen.get(id)
-        if (first !== undefined) {
-          throw new InputError('DUPLICATE_ID', `${describe(kind, index)} has the id ${id}, as ${first.kind} record ${first.index + 1} has`, { ...where, field: `${kind}.id` })
-        }
-        seen.set(id, { kind, index })
-      }
-      try {
-        // As `rememberMany` will write it: in one body, or split across events (create-split.ts).
-        assertCreateWritable(entry)
-      } catch (error) {
-        if (!(error instanceof LimitError) || error.code !== 'BODY_TOO_LARGE') throw error
-        throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index)} is too large to write in events of at most ${MAX_BODY_BYTES} bytes: ${error.reason}`, {
-          ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}),
-        })
-      }
+      this.seen.set(id, { kind, index })
+    }
+    try {
+      // As `rememberMany` will write it: in one body, or split across events (create-split.ts).
+      assertCreateWritable(entry)
+    } catch (error) {
+      if (!(error instanceof LimitError) || error.code !== 'BODY_TOO_LARGE') throw error
+      throw new LimitError('RECORD_TOO_LARGE', `${describe(kind, index)} is too large to write in events of at most ${MAX_BODY_BYTES} bytes: ${error.reason}`, {
+        ...where, ...(error.where.field !== undefined ? { field: error.where.field } : {}),
+      })
     }
   }
 }

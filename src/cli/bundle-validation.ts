@@ -20,7 +20,7 @@ import {
 import { CAIRN_EXTENSIONS_KIND } from '../bundle/cairn-extensions.js'
 import { SIGNATURE_REMOVED, validateAndReadMemBundle } from '../bundle/mem/index.js'
 import { planMemImport } from '../bundle/mem-import.js'
-import type { MemProblem, ReadResult } from '../bundle/mem/index.js'
+import type { MemProblem, RecordFilesReadResult } from '../bundle/mem/index.js'
 import { COUNT_KEY_AUDIT, COUNT_KEY_PROVENANCE_EDGE, COUNT_KEY_TOMBSTONE } from '../bundle/mem/layout.js'
 import { isRecordKind } from '../projection/index.js'
 import type { BundlePath } from './bundle-flags.js'
@@ -102,7 +102,7 @@ function heldBy(counts: Readonly<Record<string, number>>): HeldLines {
  * Cairn's extensions put back and every record checked as the merge would write it, so a bundle
  * `validate` passes imports. The first record refused is the problem (import stops there too).
  */
-function checkImportable(bundle: BundlePath, read: ReadResult): { problems: BundleProblem[]; warnings: MemProblem[] } {
+function checkImportable(bundle: BundlePath, read: RecordFilesReadResult): { problems: BundleProblem[]; warnings: MemProblem[] } {
   try {
     const plan = planMemImport(read)
     return { problems: [], warnings: [...plan.extensionWarnings] }

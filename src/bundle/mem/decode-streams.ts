@@ -13,7 +13,7 @@ import { forEachJsonlLine } from './jsonl.js'
 import { COUNT_KEY_AUDIT, COUNT_KEY_PROVENANCE_EDGE, COUNT_KEY_TOMBSTONE, type FileRole } from './layout.js'
 import type { DroppedKeys, ProblemList } from './problems.js'
 import { decodeAuditRow, decodeParsedRecord, decodeTombstone, type DecodedRow } from './record-codec.js'
-import type { JsonObject, MemBundleContent } from './types.js'
+import type { JsonObject, MemBundleContent, MemRecordFile } from './types.js'
 
 /** Lines between progress reports while decoding. */
 const PROGRESS_EVERY_LINES = 4096
@@ -26,14 +26,21 @@ export interface StreamContext {
   readonly onOffset?: (offset: number) => void
 }
 
-/** Content as it is decoded, file by file, with the row count of each count key. */
+/**
+ * Content as it is decoded, file by file, with the row count of each count key. With
+ * `keepRecordRows` false, known-kind rows are decoded and checked but not kept: their files'
+ * bytes are (`recordFiles`), to be decoded again batch by batch (recordRowBatches).
+ */
 export class ContentBuilder {
   readonly records: Partial<Record<RecordKind, JsonObject[]>> = {}
+  readonly recordFiles: MemRecordFile[] = []
   readonly passthrough: Record<string, string[]> = {}
   tombstones: JsonObject[] = []
   auditLog: JsonObject[] = []
   provenanceEdges: JsonObject[] | undefined
   readonly counts = new Map<string, number>()
+
+  constructor(readonly keepRecordRows = true) {}
 
   content(): MemBundleContent {
     return {
@@ -50,20 +57,63 @@ function reportProgress(line: number, end: number, context: StreamContext): void
   if (context.onOffset !== undefined && line % PROGRESS_EVERY_LINES === 0) context.onOffset(end)
 }
 
-function decodeRows(bytes: Uint8Array, file: string, context: StreamContext, decode: (value: unknown) => DecodedRow): JsonObject[] {
-  const rows: JsonObject[] = []
+/** Decodes every row of a file, handing each on; a refused row is a problem naming its line. */
+function visitRows(bytes: Uint8Array, file: string, context: StreamContext, decode: (value: unknown) => DecodedRow, visit: (row: JsonObject) => void): void {
   forEachJsonlLine(bytes, file, context.maxLineBytes, context.problems, (text, line, end) => {
     reportProgress(line, end, context)
-    if (text.trim() === '') return
+    if (isBlank(text)) return
     try {
       const { record, dropped } = decode(parseJson(text))
       if (dropped.length > 0) context.dropped.note(file, dropped, line)
-      rows.push(record)
+      visit(record)
     } catch (error) {
       context.problems.addError(error, file, line)
     }
   })
+}
+
+function decodeRows(bytes: Uint8Array, file: string, context: StreamContext, decode: (value: unknown) => DecodedRow): JsonObject[] {
+  const rows: JsonObject[] = []
+  visitRows(bytes, file, context, decode, (row) => rows.push(row))
   return rows
+}
+
+/** A blank line carries no row (the reference strips them). */
+const isBlank = (text: string): boolean => text.trim() === ''
+
+/** A row decoded again from a checked record file, with its 1-based line. */
+export interface RecordRow {
+  readonly record: JsonObject
+  readonly line: number
+}
+
+/**
+ * The rows of a record file that decoded without a problem (ContentBuilder kept its bytes), in
+ * batches of at most `size`, decoded again as they are taken: the same rows the first decoding
+ * gave, since the bytes and the decoder are the same.
+ * @throws Error when a row no longer decodes (the bytes were not the checked ones)
+ */
+export function* recordRowBatches(source: MemRecordFile, size: number): Generator<RecordRow[]> {
+  const bytes = Buffer.from(source.bytes.buffer, source.bytes.byteOffset, source.bytes.byteLength)
+  let batch: RecordRow[] = []
+  let start = 0
+  let line = 1
+  // The file was checked: every line ends with a newline and is UTF-8 within the line cap.
+  while (start < bytes.length) {
+    const end = bytes.indexOf(0x0a, start)
+    if (end === -1) throw new Error(`${source.file}: the checked bytes end without a newline`)
+    const text = bytes.toString('utf8', start, end)
+    if (!isBlank(text)) {
+      batch.push({ record: decodeParsedRecord(source.kind, parseJson(text)).record, line })
+      if (batch.length === size) {
+        yield batch
+        batch = []
+      }
+    }
+    start = end + 1
+    line++
+  }
+  if (batch.length > 0) yield batch
 }
 
 /** Decodes one listed file by its role into `into`; problems and dropped keys go to the context. */
@@ -77,9 +127,17 @@ export function decodeBundleFile(role: FileRole, bytes: Uint8Array, file: string
       break
     case 'records': {
       const kind = role.kind
-      const rows = decodeRows(bytes, file, context, (value) => decodeParsedRecord(kind, value))
-      if (rows.length > 0) into.records[kind] = rows
-      into.counts.set(kind, rows.length)
+      const decode = (value: unknown): DecodedRow => decodeParsedRecord(kind, value)
+      if (into.keepRecordRows) {
+        const rows = decodeRows(bytes, file, context, decode)
+        if (rows.length > 0) into.records[kind] = rows
+        into.counts.set(kind, rows.length)
+        break
+      }
+      let rows = 0
+      visitRows(bytes, file, context, decode, () => rows++)
+      if (rows > 0) into.recordFiles.push({ kind, file, bytes, rows })
+      into.counts.set(kind, rows)
       break
     }
     case 'passthrough': {

@@ -8,7 +8,8 @@
  * Automerge runtime it loads, which a pure codec does not need.
  */
 export { writeMemBundle, writeBuiltBundle } from './write-bundle.js'
-export { readMemBundle, validateAndReadMemBundle, validateMemBundle } from './read-bundle.js'
+export { readMemBundle, readMemBundleRecordFiles, validateAndReadMemBundle, validateMemBundle } from './read-bundle.js'
+export { recordRowBatches, type RecordRow } from './decode-streams.js'
 export { SIGNATURE_REMOVED } from './inspect-bundle.js'
 export { encodeMemBundle, buildMemBundle, MemBundleBuilder, type EncodedBundle, type BuiltBundle } from './encode-bundle.js'
 export { decodeRecord, decodeTombstone, decodeAuditRow, TOMBSTONE_OPS, type DecodedRow } from './record-codec.js'
@@ -26,5 +27,5 @@ export { DEFAULT_SCHEMA_VERSION } from './options.js'
 export { readBundleFile } from './bundle-files.js'
 export type {
   JsonObject, MemBundleContent, MemManifest, MemFileEntry, MemSigner, MemLimits, MemProblem, ConformanceLevel, ExportMode,
-  WriteOptions, ReadOptions, ReadResult, WriteResult, ValidationReport, ProgressCallback,
+  WriteOptions, ReadOptions, ReadResult, RecordFilesReadResult, MemRecordFile, WriteResult, ValidationReport, ProgressCallback,
 } from './types.js'

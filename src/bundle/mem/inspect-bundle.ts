@@ -24,7 +24,7 @@ import { checksumsText, decodeManifest, formatMajor, sortFiles } from './manifes
 import type { ResolvedReadOptions } from './options.js'
 import { DroppedKeys, ProblemList } from './problems.js'
 import { checkSignatureToken } from './signature.js'
-import type { MemBundleContent, MemManifest, MemProblem } from './types.js'
+import type { MemBundleContent, MemManifest, MemProblem, MemRecordFile } from './types.js'
 
 /** The warning for a bundle whose manifest says `signed` and that holds no manifest.sig. */
 export const SIGNATURE_REMOVED = 'SIGNATURE_REMOVED'
@@ -33,6 +33,8 @@ export interface Inspection {
   readonly manifest?: MemManifest
   /** Present only when `problems` is empty. */
   readonly content?: MemBundleContent
+  /** With `keepRecordRows` false, the record files as checked bytes (content.records is then empty); present with content. */
+  readonly recordFiles?: readonly MemRecordFile[]
   readonly problems: readonly MemProblem[]
   readonly warnings: readonly MemProblem[]
 }
@@ -95,13 +97,17 @@ function checkCounts(manifest: MemManifest, builder: ContentBuilder, problems: P
   }
 }
 
-/** Runs every check and decodes every stream of the bundle at `dir`. Never throws for a bad bundle. */
-export async function inspectMemBundle(dir: string, options: ResolvedReadOptions): Promise<Inspection> {
+/**
+ * Runs every check and decodes every stream of the bundle at `dir`. Never throws for a bad bundle.
+ * @param keepRecordRows false: known-kind rows are checked, and their files kept as bytes instead (ContentBuilder)
+ */
+export async function inspectMemBundle(dir: string, options: ResolvedReadOptions, keepRecordRows = true): Promise<Inspection> {
   const root = path.resolve(dir)
   const problems = new ProblemList()
+  const builder = new ContentBuilder(keepRecordRows)
   const done = (manifest?: MemManifest, content?: MemBundleContent): Inspection => ({
     ...(manifest === undefined ? {} : { manifest }),
-    ...(content === undefined ? {} : { content }),
+    ...(content === undefined ? {} : { content, ...(keepRecordRows ? {} : { recordFiles: builder.recordFiles }) }),
     problems: problems.finish(),
     warnings: problems.warnings,
   })
@@ -133,7 +139,6 @@ export async function inspectMemBundle(dir: string, options: ResolvedReadOptions
   const files = sortFiles(manifest.files)
   const total = files.reduce((sum, file) => sum + file.bytes, 0)
   let base = 0
-  const builder = new ContentBuilder()
   const dropped = new DroppedKeys()
   for (const entry of files) {
     if (problems.isFull) break

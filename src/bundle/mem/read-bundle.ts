@@ -10,7 +10,7 @@ import { assertNonEmptyString } from '../../assert.js'
 import { inspectMemBundle } from './inspect-bundle.js'
 import { readReadOptions } from './options.js'
 import { bundleError } from './problems.js'
-import type { MemManifest, ReadOptions, ReadResult, ValidationReport } from './types.js'
+import type { MemManifest, ReadOptions, ReadResult, RecordFilesReadResult, ValidationReport } from './types.js'
 
 /**
  * Reads and fully validates the bundle at `dir`.
@@ -33,6 +33,21 @@ export async function readMemBundle(dir: string, options?: ReadOptions): Promise
 }
 
 /**
+ * readMemBundle for an importer: the same checks, with the record files returned as their
+ * checked bytes rather than decoded rows (`recordFiles`; `content.records` is empty), so a large
+ * bundle is decoded batch by batch as it is written (recordRowBatches), never held whole.
+ * @throws what readMemBundle throws
+ */
+export async function readMemBundleRecordFiles(dir: string, options?: ReadOptions): Promise<RecordFilesReadResult> {
+  const resolved = readReadOptions(options)
+  const inspection = await inspectMemBundle(assertNonEmptyString(dir, 'dir'), resolved, false)
+  if (inspection.problems.length > 0 || inspection.content === undefined || inspection.manifest === undefined || inspection.recordFiles === undefined) {
+    throw bundleError(inspection.problems)
+  }
+  return { manifest: inspection.manifest, content: inspection.content, recordFiles: inspection.recordFiles, warnings: inspection.warnings }
+}
+
+/**
  * Validates the bundle at `dir` without returning its content: every problem, each naming its
  * file (and line), and the warnings. A bad bundle is a value here, never a throw.
  * @throws InputError only for bad arguments (WRONG_TYPE, EMPTY, UNKNOWN_FIELD, BAD_TRUSTED_KEY)
@@ -43,16 +58,16 @@ export async function validateMemBundle(dir: string, options?: ReadOptions): Pro
 
 /**
  * `validateMemBundle`'s report, and the content too when the bundle is valid (what
- * `readMemBundle` returns), from one read: `cairn validate` goes on to check a valid bundle's
- * records as an import would, without reading it again.
+ * `readMemBundleRecordFiles` returns), from one read: `cairn validate` goes on to check a valid
+ * bundle's records as an import would, without reading it again.
  * @throws InputError only for bad arguments, as validateMemBundle
  */
-export async function validateAndReadMemBundle(dir: string, options?: ReadOptions): Promise<{ readonly report: ValidationReport; readonly read?: ReadResult }> {
+export async function validateAndReadMemBundle(dir: string, options?: ReadOptions): Promise<{ readonly report: ValidationReport; readonly read?: RecordFilesReadResult }> {
   const resolved = readReadOptions(options)
-  const inspection = await inspectMemBundle(assertNonEmptyString(dir, 'dir'), resolved)
-  const manifest: MemManifest | undefined = inspection.manifest
+  const inspection = await inspectMemBundle(assertNonEmptyString(dir, 'dir'), resolved, false)
+  const { manifest, content, recordFiles } = inspection
   const valid = inspection.problems.length === 0
   const report: ValidationReport = { valid, problems: inspection.problems, warnings: inspection.warnings, ...(manifest === undefined ? {} : { manifest }) }
-  const read = valid && manifest !== undefined && inspection.content !== undefined ? { manifest, content: inspection.content, warnings: inspection.warnings } : undefined
+  const read = valid && manifest !== undefined && content !== undefined && recordFiles !== undefined ? { manifest, content, recordFiles, warnings: inspection.warnings } : undefined
   return { report, ...(read ? { read } : {}) }
 }

@@ -28,6 +28,20 @@ export interface MemBundleContent {
   readonly provenanceEdges?: readonly JsonObject[]
 }
 
+/**
+ * A known kind's file of a checked bundle, kept as its bytes (held outside the JS heap) rather
+ * than decoded rows: an importer decodes it again batch by batch, so a large bundle is never held
+ * decoded whole.
+ */
+export interface MemRecordFile {
+  readonly kind: RecordKind
+  /** Bundle-relative path. */
+  readonly file: string
+  readonly bytes: Uint8Array
+  /** Rows it holds (blank lines carry none). */
+  readonly rows: number
+}
+
 /** One row of `manifest.files` (and one line of `CHECKSUMS`). */
 export interface MemFileEntry {
   readonly path: string
@@ -127,6 +141,14 @@ export interface ReadResult {
   readonly manifest: MemManifest
   readonly content: MemBundleContent
   readonly warnings: readonly MemProblem[]
+}
+
+/**
+ * A valid bundle as an importer reads it: the content without records (`records` is empty), and
+ * the record files as checked bytes, in path order.
+ */
+export interface RecordFilesReadResult extends ReadResult {
+  readonly recordFiles: readonly MemRecordFile[]
 }
 
 export interface WriteResult {
