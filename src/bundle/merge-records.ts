@@ -57,7 +57,8 @@ export interface MergeOptions {
   readonly madeAt?: number
   /**
    * When the source wrote each record (ms since the epoch, by record id): as `madeAt`, for that
-   * record, in place of `madeAt` (an adapter's records, each dated by its entry's own times).
+   * record, in place of `madeAt` (an adapter's records, each dated by its entry's own times; a
+   * PAM artifact's, by the write times its Cairn entries sign).
    */
   readonly sourceTimes?: ReadonlyMap<string, number>
   /** Records merged so far, and the total. */

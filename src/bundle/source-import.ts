@@ -17,7 +17,7 @@ import { hashId } from './adapters/import-context.js'
 import { importSource, type AdapterWarning, type SourceName, type WholeDocument } from './adapters/index.js'
 import type { JsonObject } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
-import { sourceTimeOf } from './source-times.js'
+import { futureTimeWarning, isFutureTime, sourceTimeOf } from './source-times.js'
 
 export interface SourceImportOptions {
   /** The source; detected from the file names and contents when absent. */
@@ -104,9 +104,10 @@ export async function importFromSource(memory: Memory, path: string, options: So
     (records[record.kind] ??= []).push(record.fields as JsonObject)
     const time = undated.has(record.id) ? undefined : sourceTimeOf(record.kind, record.fields, importTimes)
     if (time !== undefined) sourceTimes.set(record.id, time)
-    if (time !== undefined && time > nowMs + FUTURE_SLACK_MS) future.push(record.id)
+    if (time !== undefined && isFutureTime(time, nowMs)) future.push(record.id)
   }
-  const warnings = future.length === 0 ? result.warnings : [...result.warnings, futureWarning(future, path)]
+  // Dated so, they stay newer than an edit made here until then (docs/design-decisions.md, Adapters).
+  const warnings = future.length === 0 ? result.warnings : [...result.warnings, futureTimeWarning(future, path, 'a time without a zone, read as UTC?')]
   const merged = await mergeRecords(memory, records, {
     ignore: ['ingestionTime'],
     placeholders: [...importTimes],
@@ -115,21 +116,4 @@ export async function importFromSource(memory: Memory, path: string, options: So
   })
   const emptiedChunks = result.documents === undefined ? 0 : await emptyStaleChunks(memory, result.documents, new Set((records.chunk ?? []).map((chunk) => chunk.id as string)))
   return { ...merged, source: result.source, emptiedChunks, warnings }
-}
-
-/** How far past the import's time an entry's time may be before it is called future (clocks differ a little). */
-const FUTURE_SLACK_MS = 5 * 60_000
-
-/**
- * Entries dated after the import (a time without a zone read as UTC from a zone east of it, a
- * source clock running ahead): dated so, they stay newer than an edit made here until then, and
- * importing the export again writes over such an edit (docs/design-decisions.md, Adapters).
- */
-function futureWarning(ids: readonly string[], path: string): AdapterWarning {
-  const others = ids.length > 1 ? ` and ${ids.length - 1} more` : ''
-  return {
-    code: 'FUTURE_TIME',
-    message: `${ids[0]}${others} ${ids.length > 1 ? 'are' : 'is'} dated after this import (a time without a zone, read as UTC?): an edit made here before that time is written over when the export is imported again`,
-    where: { file: path },
-  }
 }

@@ -3,10 +3,12 @@
  * record's own times: what its import passes to mergeRecords as `sourceTimes`, so a field written
  * here after the source last changed the entry keeps its value (merge-records.ts). Not for PAM
  * artifacts: a Cairn PAM entry's `created_at` is its record's ingestion time, older than an edit
- * the entry carries, so it would date that edit too early.
+ * the entry carries, so it would date that edit too early; a PAM import dates records by the
+ * write times a Cairn entry signs (`cairn.writtenAtMs`) instead. Both warn of times in the future.
  */
 import type { JsonValue } from '../log/index.js'
 import type { RecordKind } from '../projection/index.js'
+import type { AdapterWarning } from './adapters/index.js'
 
 /**
  * The fields of each kind that say when its source wrote the entry (created, updated, stated,
@@ -37,4 +39,26 @@ export function sourceTimeOf(kind: RecordKind, fields: Readonly<Record<string, J
     if (Number.isSafeInteger(ms) && ms >= 0 && (latest === undefined || ms > latest)) latest = ms
   }
   return latest
+}
+
+/** How far past the import's time a source time may be before it is called future (clocks differ a little). */
+const FUTURE_SLACK_MS = 5 * 60_000
+
+/** A source time that, dated so, stays newer than an edit made here until then. */
+export function isFutureTime(ms: number, nowMs: number): boolean {
+  return ms > nowMs + FUTURE_SLACK_MS
+}
+
+/**
+ * FUTURE_TIME, for records dated after the import (`ids`, the first named, with how many more):
+ * importing the source again writes over an edit made here before that time. `cause` is the
+ * likely reason, for the reader.
+ */
+export function futureTimeWarning(ids: readonly string[], file: string, cause: string): AdapterWarning {
+  const others = ids.length > 1 ? ` and ${ids.length - 1} more` : ''
+  return {
+    code: 'FUTURE_TIME',
+    message: `${ids[0]}${others} ${ids.length > 1 ? 'are' : 'is'} dated after this import (${cause}): an edit made here before that time is written over when the export is imported again`,
+    where: { file },
+  }
 }

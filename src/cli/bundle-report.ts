@@ -75,7 +75,7 @@ export function describeImport(report: ImportReport, source: BundlePath): { text
   }
   const warnings = report.format === 'mem'
     ? report.warnings.map((warning) => fromMemProblem(warning, source))
-    : report.format === 'source' ? report.warnings.map((warning) => fromAdapterWarning(warning, source)) : []
+    : report.warnings.map((warning) => fromAdapterWarning(warning, source))
   const rows: [string, string][] = [
     ['written', kindCounts(report.imported)],
     ['unchanged', `${report.unchanged} (already held with the same values)`],

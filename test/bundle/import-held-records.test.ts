@@ -533,7 +533,7 @@ describe('importing a bundle made before what this replica wrote since', () => {
     await target.close()
   }))
 
-  it('a PAM import writes its values over later edits: its creation time is outside what its signature covers', () => withFakeDate(async () => {
+  it('a PAM import keeps later edits by the write times its entries sign, not its unsigned creation time (import-pam-times.test.ts)', () => withFakeDate(async () => {
     vi.setSystemTime(at('09:00:00'))
     const memory = await Memory.open()
     await memory.remember({ kind: 'episode', id: 'ep_pam', summary: 'in the artifact' })
@@ -542,8 +542,8 @@ describe('importing a bundle made before what this replica wrote since', () => {
     vi.setSystemTime(at('09:30:00'))
     await memory.update('ep_pam', { set: { summary: 'edited since' } })
     const report = await memory.import(artifact)
-    expect(report).toMatchObject({ format: 'pam', keptNewer: 0 })
-    expect((await memory.get('ep_pam'))?.summary).toBe('in the artifact')
+    expect(report).toMatchObject({ format: 'pam', keptNewer: 1 })
+    expect((await memory.get('ep_pam'))?.summary).toBe('edited since')
     await memory.close()
   }))
 })

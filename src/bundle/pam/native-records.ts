@@ -4,19 +4,21 @@
  * carry what PAM has a field for, and a `cairn` field carries the rest, so import gives the
  * record back exactly:
  *
- *   cairn = { record?: {kind, id, set?, unset?}, attached?: [record, …] }
+ *   cairn = { record?: {kind, id, set?, unset?}, attached?: [record, …], writtenAtMs?: {id: ms, …} }
  *
  * `record` is the entry's primary record, stored as a difference from `baseRecordOf(entry)`,
  * the record the PAM fields alone describe: `set` holds the fields whose canonical JSON differs
  * from the base (or that the base lacks), `unset` the base fields the record does not have.
  * `attached` holds further records whole: links that start at the primary record, contexts it
- * is scoped to, and in the identity entry the core blocks and preferences.
+ * is scoped to, and in the identity entry the core blocks and preferences. `writtenAtMs` holds
+ * when each of those records was last written (ms since the epoch, by record id): signed with
+ * the entry, it lets an import keep what its replica wrote after that (merge-records.ts).
  *
  * Invariant: `applyDifference(baseRecordOf(entry), difference(record, base))` is the record,
  * field for field, for any record; the mapping below only decides how small `set` is.
  * An entry edited by a PAM tool must drop `cairn`, and then imports as a foreign entry.
  */
-import { describeType, isPlainObject } from '../../assert.js'
+import { describeType, describeValue, isPlainObject } from '../../assert.js'
 import { InputError } from '../../errors.js'
 import { canonicalJson, type JsonValue } from '../../log/index.js'
 import { deriveFactText, deriveSummary, isRecordKind, parseTimestamp } from '../../projection/index.js'
@@ -26,6 +28,8 @@ import { WORKING_TAG } from './import-foreign.js'
 export interface NativeExtension {
   readonly record?: { readonly kind: string; readonly id: string; readonly set?: JsonObject; readonly unset?: string[] }
   readonly attached?: PamRecord[]
+  /** When each of the entry's records was last written, in ms since the epoch, by record id. */
+  readonly writtenAtMs?: Readonly<Record<string, number>>
 }
 
 /** The record an entry stands for (its primary record), by entry id. */
@@ -214,6 +218,19 @@ function fail(message: string, path: string): never {
   throw new InputError('BAD_CAIRN_FIELD', message, { path })
 }
 
+/**
+ * `writtenAtMs`: whole ms since 1970 by the id of one of the entry's records (an earlier time
+ * tells an import nothing: no event is older).
+ */
+function readWrittenAt(value: JsonValue, ids: ReadonlySet<string>, path: string): Record<string, number> {
+  if (!isPlainObject(value)) fail(`expected an object, got ${describeType(value)}`, path)
+  for (const [id, ms] of Object.entries(value)) {
+    if (!ids.has(id)) fail(`${JSON.stringify(id)} names no record of this entry`, `${path}.${id}`)
+    if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0) fail(`expected whole milliseconds since 1970, got ${describeValue(ms)}`, `${path}.${id}`)
+  }
+  return value as Record<string, number>
+}
+
 function readRecordHead(value: unknown, path: string): { kind: string; id: string } {
   if (!isPlainObject(value)) fail(`expected an object, got ${describeType(value)}`, path)
   if (typeof value.kind !== 'string' || !isRecordKind(value.kind)) fail('kind must be a record kind', `${path}.kind`)
@@ -227,8 +244,8 @@ function readRecordHead(value: unknown, path: string): { kind: string; id: strin
  */
 export function readNativeExtension(value: JsonValue, component: PamComponentName, path: string): NativeExtension {
   if (!isPlainObject(value)) fail(`expected an object, got ${describeType(value)}`, path)
-  for (const key of Object.keys(value)) if (key !== 'record' && key !== 'attached') fail(`unknown field ${JSON.stringify(key)}`, `${path}.${key}`)
-  const out: { record?: NativeExtension['record']; attached?: PamRecord[] } = {}
+  for (const key of Object.keys(value)) if (!['record', 'attached', 'writtenAtMs'].includes(key)) fail(`unknown field ${JSON.stringify(key)}`, `${path}.${key}`)
+  const out: { record?: NativeExtension['record']; attached?: PamRecord[]; writtenAtMs?: Record<string, number> } = {}
   if (value.record !== undefined) {
     const at = `${path}.record`
     const head = readRecordHead(value.record, at)
@@ -245,6 +262,10 @@ export function readNativeExtension(value: JsonValue, component: PamComponentNam
       readRecordHead(item, `${path}.attached[${i}]`)
       return item as PamRecord
     })
+  }
+  if (value.writtenAtMs !== undefined) {
+    const ids = new Set([...(out.record === undefined ? [] : [out.record.id]), ...(out.attached ?? []).map((record) => record.id)])
+    out.writtenAtMs = readWrittenAt(value.writtenAtMs, ids, `${path}.writtenAtMs`)
   }
   return out
 }

@@ -40,6 +40,12 @@ export interface PamExportOptions {
   /** `source_agent` of the envelope; by default named after the identity. */
   readonly sourceAgent?: { readonly name: string; readonly model_family: string; readonly runtime: string }
   readonly capabilityTokens?: readonly JsonObject[]
+  /**
+   * When each record was last written (ms since the epoch, by record id; Memory.lookup's write
+   * times). A Cairn entry signs its records' times (`cairn.writtenAtMs`), so an import keeps what
+   * its replica wrote after them; entries on the foreign path carry none (their bytes are kept).
+   */
+  readonly writtenAtMs?: ReadonlyMap<string, number>
 }
 
 export interface PamSkipped {
@@ -82,6 +88,24 @@ function readRecords(value: unknown): PamRecord[] {
   }).sort((a, b) => rank(a.kind) - rank(b.kind) || compareCodePoints(a.id, b.id))
 }
 
+function readWrittenAt(value: unknown): ReadonlyMap<string, number> {
+  if (value === undefined) return new Map()
+  if (!(value instanceof Map)) throw new InputError('WRONG_TYPE', `expected a Map of record ids to times, got ${describeType(value)}`, { field: 'options.writtenAtMs' })
+  for (const [id, ms] of value) assertInteger(ms, `options.writtenAtMs.${String(id)}`, 0)
+  return value as ReadonlyMap<string, number>
+}
+
+/** The `writtenAtMs` of an entry holding `records`: the times known for them, by id; undefined for none. */
+function writtenAtOf(records: readonly PamRecord[], writtenAt: ReadonlyMap<string, number>): JsonObject | undefined {
+  const times: JsonObject = {}
+  for (const record of records) {
+    const ms = writtenAt.get(record.id)
+    // Defined, not assigned: an id such as "__proto__" stays a key (as applyDifference does).
+    if (ms !== undefined) Object.defineProperty(times, record.id, { value: ms, enumerable: true, writable: true, configurable: true })
+  }
+  return Object.keys(times).length > 0 ? times : undefined
+}
+
 const linkSource = (link: PamRecord): string | undefined => (link.kind === 'episodeLink' ? link.srcEpisodeID : link.srcFactID) as string | undefined
 
 /** The records (kind, id) an entry's record derives from, in order. */
@@ -121,11 +145,12 @@ function parentRecords(group: Group): { keys: string[]; sources: string[] } {
  *   checks; LimitError PAM_ARTIFACT_OVERSIZED when a component exceeds the spec's limits
  */
 export function pamFromRecords(records: readonly PamRecord[], options: PamExportOptions): PamExport {
-  const option = assertOptions(options, ['identity', 'nowMs', 'sourceAgent', 'capabilityTokens'], 'options')
+  const option = assertOptions(options, ['identity', 'nowMs', 'sourceAgent', 'capabilityTokens', 'writtenAtMs'], 'options')
   const identity = assertIdentity(option.identity, 'options.identity')
   const nowMs = assertInteger(option.nowMs, 'options.nowMs')
   const sourceAgent = (option.sourceAgent as PamExportOptions['sourceAgent']) ?? { name: `cairn-${identity.author.slice(0, 16)}`, model_family: 'unknown', runtime: 'cairn' }
   const input = readRecords(records)
+  const writtenAt = readWrittenAt(option.writtenAtMs)
   const byKey = new Map(input.map((record) => [recordKey(record.kind, record.id), record]))
   const lookup = (kind: string, id: string): PamRecord | undefined => byKey.get(recordKey(kind, id))
 
@@ -209,6 +234,8 @@ export function pamFromRecords(records: readonly PamRecord[], options: PamExport
       cairn.record = { kind, id, ...differenceOf(group.primary, baseRecordOf(kind, id, group.component, entry, resolve)) }
     }
     if (group.attached.length > 0) cairn.attached = group.attached
+    const times = writtenAtOf(group.primary === undefined ? group.attached : [group.primary, ...group.attached], writtenAt)
+    if (times !== undefined) cairn.writtenAtMs = times
     entry.cairn = cairn
     return { ...entry, id: computeEntryId(entry) } as PamEntry
   }

@@ -7,7 +7,8 @@
  *   agent's entity `ent_` + H("agent", name) and context `ctx_` + H("pam-agent", name) (§2.7).
  * - A foreign entry becomes a carrier and its derived records (import-foreign.ts).
  * - An entry with a `cairn` field gives back the Cairn records it was exported from
- *   (native-records.ts), with their own ids and nothing else.
+ *   (native-records.ts), with their own ids and nothing else, and when each was last written
+ *   where the entry signs it (`writtenAtMs`).
  * - A component this version does not know becomes carriers holding each element as `pam_raw`.
  *
  * Invariant: output records are unique by (kind, id). When two entries yield the same record,
@@ -53,6 +54,11 @@ export interface PamImport {
   readonly personaAppends: string[]
   /** Apply with `supersede` after writing the records. */
   readonly supersessions: PamSupersession[]
+  /**
+   * When each record restored from a `cairn` field was last written (ms since the epoch, by
+   * record id), where its entry signs it; none for derived records, whose entries carry no time.
+   */
+  readonly writtenAtMs: ReadonlyMap<string, number>
 }
 
 export interface ArtifactIds {
@@ -107,15 +113,16 @@ interface Source {
 
 const SET_FIELDS = new Set(['aliases', 'actors', 'categories', 'vaultRefs', 'evidenceEpisodeIDs', 'memberEntityIDs', 'tags'])
 
-/** Collects records unique by (kind, id) with the precedence of the file header. */
+/** Collects records unique by (kind, id) with the precedence of the file header; a native one with its entry's time. */
 class RecordSet {
-  private readonly records = new Map<string, { record: PamRecord; isNative: boolean }>()
+  private readonly records = new Map<string, { record: PamRecord; isNative: boolean; writtenAtMs?: number }>()
 
-  add(record: PamRecord, isNative: boolean): void {
+  add(record: PamRecord, isNative: boolean, writtenAtMs?: number): void {
     const key = `${record.kind}\u0000${record.id}`
     const held = this.records.get(key)
-    if (held === undefined) this.records.set(key, { record, isNative })
-    else if (isNative && !held.isNative) this.records.set(key, { record, isNative })
+    const added = { record, isNative, ...(writtenAtMs === undefined ? {} : { writtenAtMs }) }
+    if (held === undefined) this.records.set(key, added)
+    else if (isNative && !held.isNative) this.records.set(key, added)
     else if (!isNative && !held.isNative) {
       const merged = { ...held.record }
       for (const [field, value] of Object.entries(record)) {
@@ -133,6 +140,13 @@ class RecordSet {
       return index < 0 ? RECORD_KINDS.length : index
     }
     return [...this.records.values()].map((held) => held.record).sort((a, b) => rank(a.kind) - rank(b.kind))
+  }
+
+  /** The time of each record that came with one, by id (the first such record of an id). */
+  writtenAtMs(): Map<string, number> {
+    const times = new Map<string, number>()
+    for (const { record, writtenAtMs } of this.records.values()) if (writtenAtMs !== undefined && !times.has(record.id)) times.set(record.id, writtenAtMs)
+    return times
   }
 }
 
@@ -207,11 +221,12 @@ export function recordsFromPam(artifact: PamArtifact, options: PamImportOptions)
     for (const entry of artifact.components[component]) {
       const native = sources.get(entry.id)?.native
       if (native !== undefined) {
+        const timeOf = (id: string): number | undefined => (native.writtenAtMs !== undefined && Object.hasOwn(native.writtenAtMs, id) ? native.writtenAtMs[id] : undefined)
         if (native.record !== undefined) {
           const { kind, id, set, unset } = native.record
-          out.add(applyDifference(baseRecordOf(kind, id, component, entry, primaryOf), set, unset), true)
+          out.add(applyDifference(baseRecordOf(kind, id, component, entry, primaryOf), set, unset), true, timeOf(id))
         }
-        for (const attached of native.attached ?? []) out.add(attached, true)
+        for (const attached of native.attached ?? []) out.add(attached, true, timeOf(attached.id))
         continue
       }
       const result = importForeignEntry(component, entry, context)
@@ -232,5 +247,5 @@ export function recordsFromPam(artifact: PamArtifact, options: PamImportOptions)
       }), false)
     }
   }
-  return { importEpisodeID: ids.importEpisodeID, records: out.ordered(), personaAppends, supersessions: supersessionsOf(facts) }
+  return { importEpisodeID: ids.importEpisodeID, records: out.ordered(), personaAppends, supersessions: supersessionsOf(facts), writtenAtMs: out.writtenAtMs() }
 }

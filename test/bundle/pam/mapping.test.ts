@@ -37,6 +37,21 @@ describe('records → PAM → records', () => {
     }), { numRuns: 80 })
   })
 
+  it('signs the write time given for each record in its entry, and gives it back by record id', () => {
+    fc.assert(fc.property(cairnRecords, fc.integer({ min: 0, max: 2 ** 41 }), (records, base) => {
+      const writtenAtMs = new Map(records.filter((_, i) => i % 3 !== 0).map((record, i) => [record.id, base + i]))
+      const { artifact, skipped } = pamFromRecords(records, { identity: OPERATOR, nowMs: NOW_MS, writtenAtMs })
+      const reversed = pamFromRecords([...records].reverse(), { identity: OPERATOR, nowMs: NOW_MS, writtenAtMs })
+      expect(reversed.artifact.root_hash).toBe(artifact.root_hash)
+      const imported = recordsFromPam(decodePamCbor(encodePamCbor(artifact)), { nowMs: NOW_MS })
+      const skippedIds = new Set(skipped.map((record) => record.id))
+      const expected = new Map([...writtenAtMs].filter(([id]) => !skippedIds.has(id)))
+      expect(new Map([...imported.writtenAtMs].sort())).toEqual(new Map([...expected].sort()))
+      // Without times, the entries are those an export made before them (no key at all).
+      expect(canonicalJson(pamFromRecords(records, { identity: OPERATOR, nowMs: NOW_MS }).artifact)).not.toContain('writtenAtMs')
+    }), { numRuns: 40 })
+  })
+
   it('does not depend on the order of the records', () => {
     fc.assert(fc.property(cairnRecords, (records) => {
       const one = pamFromRecords(records, { identity: OPERATOR, nowMs: NOW_MS })
@@ -160,7 +175,9 @@ describe('PAM → records → PAM', () => {
   it('emits every imported entry unchanged, so content ids survive a pass through Cairn', () => {
     fc.assert(fc.property(pamArtifact, ({ artifact }) => {
       const imported = recordsFromPam(artifact, { nowMs: NOW_MS })
-      const { artifact: again } = pamFromRecords(imported.records, { identity: OPERATOR, nowMs: NOW_MS + 1000, sourceAgent: SOURCE_AGENT })
+      // Given write times (as an export from a replica is), the foreign path still emits the original bytes.
+      const writtenAtMs = new Map(imported.records.map((record) => [record.id, NOW_MS]))
+      const { artifact: again } = pamFromRecords(imported.records, { identity: OPERATOR, nowMs: NOW_MS + 1000, sourceAgent: SOURCE_AGENT, writtenAtMs })
       const ids = idsOf(again)
       for (const id of idsOf(artifact)) expect(ids.has(id), id).toBe(true)
       expect(verifyPam(again, { trustedKeys: [OPERATOR.author] }).ok).toBe(true)
@@ -203,12 +220,32 @@ describe('bad input', () => {
     expect(() => recordsFromPam(bad, { nowMs: NOW_MS })).toThrow(/BAD_CAIRN_FIELD.*episodic entry cannot stand for a fact.*\$\.components\.episodic\[0\]\.cairn\.record\.kind/)
   })
 
+  it('refuses a malformed write time, or one naming no record of its entry, naming its path', () => {
+    const base = { version: '1.0', parent_ids: [], created_at: '2025-01-01T00:00:00Z', timestamp: '2025-01-01T00:00:00Z', actor: 'user:a', observation: 'x', salience: 0.5, tags: [] }
+    for (const [writtenAtMs, message] of [
+      [{ ep_1: -1 }, /whole milliseconds since 1970, got -1/],
+      [{ ep_1: 1.5 }, /whole milliseconds since 1970/],
+      [{ ep_1: '2025-01-01T00:00:00Z' }, /whole milliseconds since 1970/],
+      [{ ep_other: 1 }, /"ep_other" names no record of this entry/],
+      [[1], /expected an object/],
+    ] as const) {
+      const entry = createPamEntry({ ...base, cairn: { record: { kind: 'episode', id: 'ep_1' }, writtenAtMs } as never })
+      const bad = signPam({ components: { episodic: [entry] }, sourceAgent: SOURCE_AGENT, identity: OPERATOR, nowMs: NOW_MS })
+      expect(() => recordsFromPam(bad, { nowMs: NOW_MS })).toThrow(message)
+      expect(() => recordsFromPam(bad, { nowMs: NOW_MS })).toThrow(/BAD_CAIRN_FIELD.*\$\.components\.episodic\[0\]\.cairn\.writtenAtMs/)
+    }
+  })
+
   it('refuses malformed records and options', () => {
     expect(codeOf(() => pamFromRecords([{ kind: 'episode' } as unknown as PamRecord], { identity: OPERATOR, nowMs: NOW_MS }))).toBe('WRONG_TYPE')
     const resource = { kind: 'resource', id: 'res_1' } as PamRecord
     expect(codeOf(() => pamFromRecords([resource], { identity: OPERATOR, nowMs: NOW_MS }))).toBe('NOTHING_TO_EXPORT')
     expect(codeOf(() => pamFromRecords([resource, resource], { identity: OPERATOR, nowMs: NOW_MS }))).toBe('DUPLICATE_RECORD')
     expect(codeOf(() => pamFromRecords([], { identity: 'key' as never, nowMs: NOW_MS }))).toBe('WRONG_TYPE')
+    const episode = { kind: 'episode', id: 'ep_1' } as PamRecord
+    expect(codeOf(() => pamFromRecords([episode], { identity: OPERATOR, nowMs: NOW_MS, writtenAtMs: { ep_1: 1 } as never }))).toBe('WRONG_TYPE')
+    expect(codeOf(() => pamFromRecords([episode], { identity: OPERATOR, nowMs: NOW_MS, writtenAtMs: new Map([['ep_1', -1]]) }))).toBe('OUT_OF_RANGE')
+    expect(codeOf(() => pamFromRecords([episode], { identity: OPERATOR, nowMs: NOW_MS, writtenAtMs: new Map([['ep_1', 0.5]]) }))).toBe('WRONG_TYPE')
     expect(codeOf(() => recordsFromPam(artifact, { nowMs: 1.5 }))).toBe('WRONG_TYPE')
     expect(codeOf(() => recordsFromPam(artifact, { nowMs: NOW_MS, ttl: 1 } as never))).toBe('UNKNOWN_FIELD')
   })
