@@ -137,14 +137,15 @@ export function planMemImport({ manifest, content, recordFiles, warnings: bundle
   // Every record is checked as the merge will write it before anything is written, tombstones
   // included: the codec's checks are the format's, not all of what a record must be here.
   const check = new WritableCheck({ uniqueIds: true })
-  const counted = new Map<RecordKind, number>()
+  // Each record's place among those of its kind (one file per kind), for the refusal's message.
+  const placed = new Map<RecordKind, number>()
   for (const [kind, file, rows] of rowBatches(MERGE_BATCH)) {
-    let index = counted.get(kind) ?? 0
-    counted.set(kind, index + rows.length)
-    for (const { record: line, line: number } of rows) {
-      const id = recordIdOf(kind, line)
-      const record = withExtension(kind, id, line, extensions.byId, used)
-      check.check(kind, record, index++, { file: file.file, line: number })
+    for (const { record: row, line } of rows) {
+      const index = placed.get(kind) ?? 0
+      placed.set(kind, index + 1)
+      const id = recordIdOf(kind, row)
+      const record = withExtension(kind, id, row, extensions.byId, used)
+      check.check(kind, record, index, { file: file.file, line })
       if (redacted.get(kind)?.has(id)) skeletons.set(id, record)
     }
   }
