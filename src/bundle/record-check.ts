@@ -15,6 +15,9 @@ import type { JsonObject } from './mem/index.js'
 /** Author key of the measured body (collaborative text's changes name their actor). */
 const AUTHOR = '0'.repeat(64)
 
+/** WritableCheck's ids: kind place × this + index (RECORD_KINDS has 15 kinds: well inside 2^53). */
+const KIND_PLACE = 2 ** 32
+
 /** Finds where a record came from, by its kind and place. */
 export type RecordLocator = (kind: RecordKind, index: number) => RecordWhere
 
@@ -40,7 +43,9 @@ export function checkRecordsWritable(records: Partial<Record<RecordKind, readonl
 export class WritableCheck {
   // With `uniqueIds` (a bundle, whose lines are records as they stand), an id met twice, in one
   // kind or two, is refused: Cairn holds one record per id, so one line would silently win.
-  private readonly seen: Map<string, { kind: RecordKind; index: number }> | undefined
+  // By id: the first record's kind (its place in RECORD_KINDS) and index, as one number, so a
+  // bundle of millions of ids holds no object per id.
+  private readonly seen: Map<string, number> | undefined
 
   constructor(options: { uniqueIds?: boolean } = {}) {
     this.seen = options.uniqueIds ? new Map() : undefined
@@ -66,9 +71,10 @@ export class WritableCheck {
     if (this.seen !== undefined) {
       const first = this.seen.get(id)
       if (first !== undefined) {
-        throw new InputError('DUPLICATE_ID', `${describe(kind, index)} has the id ${id}, as ${first.kind} record ${first.index + 1} has`, { ...where, field: `${kind}.id` })
+        const firstKind = RECORD_KINDS[Math.floor(first / KIND_PLACE)] as RecordKind
+        throw new InputError('DUPLICATE_ID', `${describe(kind, index)} has the id ${id}, as ${firstKind} record ${(first % KIND_PLACE) + 1} has`, { ...where, field: `${kind}.id` })
       }
-      this.seen.set(id, { kind, index })
+      this.seen.set(id, RECORD_KINDS.indexOf(kind) * KIND_PLACE + index)
     }
     try {
       // As `rememberMany` will write it: in one body, or split across events (create-split.ts).

@@ -72,12 +72,15 @@ describe('a .mem import of several batches', () => {
 
   it('refuses a record in a late batch before writing anything, naming its file and line; cairn validate names the same', async () => {
     const late = MERGE_BATCH * 2 + 321
-    const cases: [string, (rows: string[]) => string[], string, number, string][] = [
-      ['items/episode.jsonl', (rows) => rows.map((row, i) => (i === late - 1 ? row.replace('{', '{"kind":"vendor",') : row)), 'RESERVED_KEY', late, 'episode.kind'],
-      // An id met twice, the second time in the last batch of another kind (the redacted skeleton keeps its line).
-      ['items/entity.jsonl', (rows) => [...rows, (rows[0] as string).replace('"ent_00000"', '"ep_00001"')], 'DUPLICATE_ID', ENTITIES + 1, 'entity.id'],
+    const first = readFileSync(path.join(bundle, 'items/entity.jsonl'), 'utf8').split('\n').findIndex((row) => row.includes('"ent_00000"')) + 1
+    expect(first).toBeGreaterThan(0)
+    expect(first).toBeLessThanOrEqual(MERGE_BATCH)
+    const cases: [string, (rows: string[]) => string[], string, number, string, string][] = [
+      ['items/episode.jsonl', (rows) => rows.map((row, i) => (i === late - 1 ? row.replace('{', '{"kind":"vendor",') : row)), 'RESERVED_KEY', late, 'episode.kind', `episode record ${late}:`],
+      // An id met twice, in the first batch of its kind and again in the last (the redacted skeleton keeps its line).
+      ['items/entity.jsonl', (rows) => [...rows, (rows[first - 1] as string).replace('"Person 0"', '"Someone else"')], 'DUPLICATE_ID', ENTITIES + 1, 'entity.id', `entity record ${ENTITIES + 1} has the id ent_00000, as entity record ${first} has`],
     ]
-    for (const [file, change, code, line, field] of cases) {
+    for (const [file, change, code, line, field, reason] of cases) {
       const copy = tempBundlePath()
       cpSync(bundle, copy, { recursive: true })
       rewriteLines(copy, file, change)
@@ -85,6 +88,7 @@ describe('a .mem import of several batches', () => {
       const before = target.versionVector()
       const error = await rejection(target.import(copy))
       expect({ code: error.code, ...error.where }, code).toEqual({ code, file, line, field })
+      expect(error.reason, code).toContain(reason)
       expect(target.versionVector(), code).toEqual(before)
       expect(await target.query({ limit: 1 }), code).toEqual(expect.objectContaining({ records: [] }))
       const validation = await validateBundle({ given: copy, resolved: copy }, 'mem', [], new BundleProgress('validate', { write: () => Promise.resolve() }, new ManualClock(0)))
