@@ -91,8 +91,11 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   const givenTimes = built.map((_, index) => {
     const taken = given?.[index]
     // A source's own time may be read from just after it (an entry's time, merge-records.ts):
-    // what it leaves out was written at that time, which madeAt dates alike.
-    return taken !== undefined && Math.floor(taken.from / 1000) * 1000 === heldFroms[index] ? taken.keptAt : undefined
+    // what it leaves out was written at that time, which madeAt dates alike. Just after a time in
+    // ms (a PAM entry's) may be the next second (…999): still the merge's read, and its choice.
+    const time = sourceTimes[index]
+    const isOwn = taken !== undefined && (Math.floor(taken.from / 1000) * 1000 === heldFroms[index] || (time !== undefined && taken.from === time + 1))
+    return isOwn ? taken.keptAt : undefined
   })
   const keptOf = new Map<number, KeptTimes>()
   const unread = states.flatMap((state, index) => (state !== undefined && heldFroms[index] !== undefined && givenTimes[index] === undefined ? [index] : []))
