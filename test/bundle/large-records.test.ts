@@ -41,9 +41,13 @@ async function roundTrip(source: Memory, target: Memory): Promise<string> {
 /** Events `memory` wrote itself (its own seq). */
 const ownEvents = (memory: Memory): number => memory.versionVector()[memory.author] ?? 0
 
-/** Text of `units` UTF-16 units, mostly ASCII, with two- and four-byte characters where a cut may fall. */
-function mixedText(units: number, seed: string): string {
-  const piece = `${seed} é 😀 ${'y'.repeat(90)}\n`
+/**
+ * Text of `units` UTF-16 units, mostly `filler` (ASCII by default), with one-, two- and four-byte
+ * characters where a cut may fall. A three-byte filler ('文') makes a text past one body in a
+ * third of the characters: Automerge's work goes by characters, the body limit by bytes.
+ */
+function mixedText(units: number, seed: string, filler = 'y'): string {
+  const piece = `${seed} é 😀 ${filler.repeat(90)}\n`
   return piece.repeat(Math.ceil(units / piece.length)).slice(0, units).replace(/\ud83d$/, 'z')
 }
 
@@ -52,11 +56,13 @@ describe('records too large for one event body', () => {
   it('a core block grown past one body by appends travels through .mem: the same view, and a re-import writes nothing', async () => {
     const source = await open()
     await source.remember({ kind: 'core', id: 'human', content: 'start ' })
-    // Two appends of ~400 KB each: a text of 0.8 MB, whose one create would be ~1.1 MB (base64).
-    await source.appendText('human', mixedText(400_000, 'one'))
-    await source.appendText('human', mixedText(400_000, 'two'))
+    // Two appends of ~550 KB each, mostly three-byte characters: a text of 1.1 MB, more than one
+    // body even before its changes are base64'd in a create (~1.5 MB).
+    await source.appendText('human', mixedText(200_000, 'one', '文'))
+    await source.appendText('human', mixedText(200_000, 'two', '文'))
     const view = await source.get('human')
-    expect((view?.content as string).length).toBe(800_006)
+    expect((view?.content as string).length).toBe(400_006)
+    expect(Buffer.byteLength(view?.content as string)).toBeGreaterThan(MAX_BODY_BYTES)
 
     const target = await open()
     await roundTrip(source, target)
@@ -72,8 +78,10 @@ describe('records too large for one event body', () => {
       vi.setSystemTime(Date.UTC(2026, 5, 1, 9))
       const source = await open()
       await source.remember({ kind: 'core', id: 'human', content: 'shared start ' })
-      await source.appendText('human', mixedText(400_000, 'bundle one'))
-      await source.appendText('human', mixedText(400_000, 'bundle two'))
+      // As above, a text past one body (1.08 MB) in few characters.
+      await source.appendText('human', mixedText(200_000, 'bundle one', '文'))
+      await source.appendText('human', mixedText(200_000, 'bundle two', '文'))
+      expect(Buffer.byteLength((await source.get('human'))?.content as string)).toBeGreaterThan(MAX_BODY_BYTES)
       const target = await open()
       // The target edited the block on its own before the bundle was made (a write in or after
       // the bundle's second would be kept): a long text of its own goes, the common start stays.

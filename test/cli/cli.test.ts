@@ -30,10 +30,14 @@ async function readConfig(dir: string): Promise<Config> {
   return JSON.parse(await readFile(path.join(dir, 'config.json'), 'utf8')) as Config
 }
 
-/** A home with `count` data events after the genesis, made by `cairn init`. */
+/**
+ * A home with `count` data events after the genesis, made by `cairn init` run in this process
+ * (the same entry point; `cairn init` itself runs as a real process in its own tests below), so
+ * only the command under test pays for a child process.
+ */
 async function initializedHome(count = 0): Promise<{ dir: string; config: Config; ids: string[] }> {
   const dir = path.join(await tempDir(), 'home')
-  const result = await runCli(['init', '--dir', dir])
+  const result = await runCliInProcess(['init', '--dir', dir])
   expect(result.code).toBe(0)
   return { dir, config: await readConfig(dir), ids: count > 0 ? await appendEvents(dir, count) : [] }
 }
