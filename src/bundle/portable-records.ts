@@ -108,10 +108,12 @@ export type KeptTimes = Record<string, JsonValue>
  * - `keptAt`: the times of the values the write then carries that were written here at or after
  *   `from`, which its events carry (rememberMany), so those do not look as old as the source.
  *   Texts keep their own change times; sets and counters have no time.
- * Without `view` nothing is kept, and `keptAt` times what `record` carries as it is (rememberMany
- * called with a source time and no kept times: the caller chose the values).
+ * Without `view` nothing is kept, and `keptAt` times what `record` carries as it is. With `view`
+ * and `keep` false (rememberMany called with a source time and no kept times: the caller chose
+ * the values), nothing is kept either, and `keptAt` times only the values `record` carries as
+ * held: a value it replaces is as old as its source, not as new as the write it replaces (helper-86).
  */
-export function keepNewerWrites(kind: RecordKind, record: JsonObject, times: WriteTimes, from: number, view?: RecordView): { readonly record: JsonObject; readonly keptAt: KeptTimes } {
+export function keepNewerWrites(kind: RecordKind, record: JsonObject, times: WriteTimes, from: number, view?: RecordView, keep = true): { readonly record: JsonObject; readonly keptAt: KeptTimes } {
   const spec = kindSpec(kind)
   let out: JsonObject | undefined
   const keptAt: KeptTimes = {}
@@ -128,6 +130,7 @@ export function keepNewerWrites(kind: RecordKind, record: JsonObject, times: Wri
       for (const [name, item] of Object.entries(value)) {
         if (!Object.hasOwn(written, name) || (written[name] as number) < from) continue
         if (view !== undefined && !alreadyHolds(view, { [key]: { [name]: item } }, canonicalJson)) {
+          if (!keep) continue
           map ??= { ...value }
           // Removed since: the write leaves it out, and has no time for it.
           if (!Object.hasOwn(heldMap, name)) {
@@ -144,7 +147,9 @@ export function keepNewerWrites(kind: RecordKind, record: JsonObject, times: Wri
     }
     const written = Object.hasOwn(times.fields, key) ? times.fields[key] : undefined
     if (written === undefined || written < from) continue
-    if (view !== undefined) {
+    if (view !== undefined && !keep) {
+      if (!alreadyHolds(view, { [key]: value }, canonicalJson)) continue
+    } else if (view !== undefined) {
       // Unset since: the write leaves it out, and has no time for it.
       if (held === undefined && fieldOf(spec, key)?.required !== true) {
         out ??= { ...record }

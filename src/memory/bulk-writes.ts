@@ -100,14 +100,17 @@ export async function rememberMany(core: MemoryCore, records: readonly unknown[]
   const keptOf = new Map<number, KeptTimes>()
   const unread = states.flatMap((state, index) => (state !== undefined && heldFroms[index] !== undefined && givenTimes[index] === undefined ? [index] : []))
   const earliest = Math.min(...unread.map((index) => heldFroms[index] as number))
-  const read = unread.length > 0 ? await writeTimesOf(unread.map((index) => states[index]), core.engine.log, earliest) : []
+  const [read, views] = unread.length > 0
+    ? await Promise.all([writeTimesOf(unread.map((index) => states[index]), core.engine.log, earliest), core.currentViews(unread.map((index) => (built[index] as CreateEntry).id))])
+    : [[], []]
   unread.forEach((index, n) => {
     const times = read[n]
     const heldFrom = heldFroms[index]
     const created = built[index] as CreateEntry
     const data = created.data as { readonly fields?: Readonly<Record<string, JsonValue>>; readonly ext?: Readonly<Record<string, JsonValue>> }
-    // The fields and extension keys it writes, as they are (texts keep their own times).
-    if (times !== undefined && heldFrom !== undefined) keptOf.set(index, keepNewerWrites(created.kind, { ...data.fields, ...data.ext }, times, heldFrom).keptAt)
+    // The fields and extension keys it writes as they are held keep their times (texts keep their
+    // own); those it replaces are the caller's, as old as its source.
+    if (times !== undefined && heldFrom !== undefined) keptOf.set(index, keepNewerWrites(created.kind, { ...data.fields, ...data.ext }, times, heldFrom, views[n], false).keptAt)
   })
   const documents = new Map<string, Readonly<Record<string, Uint8Array>>>()
   const writes = built.map((created, index) => {

@@ -136,6 +136,23 @@ describe('rememberMany with a time per record', () => {
     await memory.close()
   })
 
+  it('over a held record, dates a value it replaces by its own time and one it keeps as held by the held write (helper-86)', async () => {
+    const { memory, clock } = await replica('2026-03-01T00:00:00Z')
+    const [id] = await memory.rememberMany([{ kind: 'episode', summary: 'one', details: 'first' }])
+    clock.advance(60_000)
+    const edited = clock.nowMs()
+    await memory.update(id as string, { set: { summary: 'two', details: 'second' } })
+    // A caller's own source, made before that edit: its summary replaces the edit's, its details are the edit's.
+    clock.advance(60_000)
+    const source = edited - 30_000
+    await memory.rememberMany([{ kind: 'episode', id: id as string, summary: 'three', details: 'second' }], { madeAt: source })
+    const [found] = await memory.lookup([id as string], { writeTimes: true })
+    expect(found?.view).toMatchObject({ summary: 'three', details: 'second' })
+    expect(found?.writeTimes?.fields.summary).toBe(source)
+    expect(found?.writeTimes?.fields.details).toBe(edited)
+    await memory.close()
+  })
+
   it('refuses a list of another length or a bad entry, naming it, and writes nothing', async () => {
     const { memory } = await replica('2026-03-01T00:00:00Z')
     const before = memory.versionVector()
