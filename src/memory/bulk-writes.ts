@@ -60,8 +60,9 @@ const FOREIGN_CHUNK_BYTES = 256 * 1024
  *   (`keptAt`), so they do not look older, and the values it changes look as old as the source,
  *   not as new as the import (three backups restored oldest first: the third was kept out).
  * @param given those times as the import took them with the values (GivenKeptTimes): their
- *   write times are not read again. A held record without them is timed here as written, every
- *   value it carries that was written in or after the source's second (a caller of its own).
+ *   write times are not read again. A held record without them (a caller of its own) is timed
+ *   here: every value it carries as held that was written in or after the source's second keeps
+ *   that write's time; a value it replaces is as old as its source.
  */
 export async function rememberMany(core: MemoryCore, records: readonly unknown[], madeAt?: number | readonly (number | undefined)[], given?: GivenKeptTimes): Promise<string[]> {
   const list = assertArray(records, 'records')

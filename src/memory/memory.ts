@@ -174,7 +174,8 @@ export class Memory {
    * (one time for all, or a list with one per record, `undefined` for a record with none):
    * the events carry it, and `lookup(ids, { writeTimes: true })` then tells that time for the
    * values they wrote (at most the write's own), so a later import of an older source leaves
-   * them be and one of a newer source writes over them (merge-records.ts).
+   * them be and one of a newer source writes over them (merge-records.ts). Over a held record,
+   * a value given as held, written here since the source was made, keeps its write's time.
    * @throws InputError naming the record index and field; LimitError BODY_TOO_LARGE naming
    *   `records[i].<kind>.<field>`; nothing is written on any refusal
    */
