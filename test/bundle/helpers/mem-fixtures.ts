@@ -44,9 +44,11 @@ export function sha256Hex(bytes: Uint8Array | string): string {
 }
 
 const made: string[] = []
+// A long soak (RUNS in the thousands) leaves thousands of bundles: their removal may take over
+// the 60 s hook limit on a loaded machine (helper-85).
 afterAll(() => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
+}, 600_000)
 
 /** A fresh temporary directory, removed after the suite. */
 export function tempDir(): string {
