@@ -35,6 +35,16 @@ async function exported(memory: Memory, name: string, disclose?: string[]): Prom
   return file
 }
 
+/** a remembers ID, b imports a's artifact of it and edits it a minute later. */
+async function editedOnBAfterImport(): ReturnType<typeof replicas> {
+  const pair = await replicas()
+  await pair.a.remember({ kind: 'episode', id: ID, summary: 'in the artifact' })
+  await pair.b.import(await exported(pair.a, 'first.pam'), { trustedKeys: [pair.a.author] })
+  pair.clockB.advance(MINUTE)
+  await pair.b.update(ID, { set: { summary: 'edited on b' } })
+  return pair
+}
+
 const entriesOf = (artifact: PamArtifact): PamEntry[] => PAM_COMPONENTS.flatMap((component) => artifact.components[component])
 const readArtifact = (file: string): PamArtifact => JSON.parse(readFileSync(file, 'utf8')) as PamArtifact
 
@@ -83,11 +93,7 @@ describe('a PAM import dates each record by the write time its entry signs', () 
   })
 
   it('an artifact whose record changed after the edit here writes over it; one made later without such a change does not', async () => {
-    const { a, b, clockA, clockB } = await replicas()
-    await a.remember({ kind: 'episode', id: ID, summary: 'in the artifact' })
-    await b.import(await exported(a, 'first.pam'), { trustedKeys: [a.author] })
-    clockB.advance(MINUTE)
-    await b.update(ID, { set: { summary: 'edited on b' } })
+    const { a, b, clockA, clockB } = await editedOnBAfterImport()
 
     // Made after the edit, but holding the record as it was before it: the edit stays.
     clockA.advance(2 * MINUTE)
@@ -163,11 +169,7 @@ describe('the signed time cannot be moved', () => {
   })
 
   it('the artifact\'s created_at, which the signature does not cover, dates nothing: backdated, the newer values still land', async () => {
-    const { a, b, clockA, clockB } = await replicas()
-    await a.remember({ kind: 'episode', id: ID, summary: 'in the artifact' })
-    await b.import(await exported(a, 'first.pam'), { trustedKeys: [a.author] })
-    clockB.advance(MINUTE)
-    await b.update(ID, { set: { summary: 'edited on b' } })
+    const { a, b, clockA, clockB } = await editedOnBAfterImport()
     clockA.advance(2 * MINUTE)
     await a.update(ID, { set: { summary: 'changed on a' } })
     const file = await exported(a, 'newer.pam')
