@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson, compareCodePoints, parseJson, type JsonValue } from '../../src/log/canonical-json.js'
+import { canonicalJson, compareCodePoints, MAX_JSON_DEPTH, parseJson, type JsonValue } from '../../src/log/canonical-json.js'
 import { conformancePath } from '../helpers/conformance.js'
 import { codeOf } from '../helpers/error-code.js'
 
@@ -68,6 +68,18 @@ describe('canonicalJson', () => {
     let deep: unknown = 1
     for (let i = 0; i < 300; i++) deep = [deep]
     expect(codeOf(() => canonicalJson(deep))).toBe('TOO_DEEP')
+  })
+
+  it('parses nesting up to MAX_JSON_DEPTH and refuses one level more, however the text is padded', () => {
+    const nested = (depth: number, pad: string): string => `${'['.repeat(depth)}"${pad}"${']'.repeat(depth)}`
+    const pad = 'x'.repeat(600)
+    expect(codeOf(() => parseJson(nested(MAX_JSON_DEPTH, '')))).toBeUndefined()
+    expect(codeOf(() => parseJson(nested(MAX_JSON_DEPTH, pad)))).toBeUndefined()
+    expect(codeOf(() => parseJson(nested(MAX_JSON_DEPTH + 1, '')))).toBe('TOO_DEEP')
+    expect(codeOf(() => parseJson(nested(MAX_JSON_DEPTH + 1, pad)))).toBe('TOO_DEEP')
+    // Brackets inside strings count for nothing: many of them in a shallow value parse.
+    const bracketsInText = { a: '[{'.repeat(400), b: [{ c: 1 }] }
+    expect(parseJson(JSON.stringify(bracketsInText))).toEqual(bracketsInText)
   })
 
   it('is a fixed point of parse then serialize, for any JSON value', () => {
