@@ -176,7 +176,7 @@ class MergeRun {
 
   // Write times from the start of the source's second on may be after it was made (its time
   // has whole seconds): such writes are kept, an edit just after an export included.
-  // A record dated by its own entry (`sourceTimes`, whole seconds) keeps only what was written
+  // A record dated by its own entry (`sourceTimes`: an adapter's, in whole seconds; a PAM entry's, in ms) keeps only what was written
   // after that time: a held value as old as the entry (an earlier import of it, dated so) is not
   // newer, so a change the source made without moving the entry's time still lands.
   private newerFromOf(id: string): number | undefined {

@@ -10,7 +10,7 @@ import { assertNonEmptyString } from '../../assert.js'
 import { inspectMemBundle } from './inspect-bundle.js'
 import { readReadOptions } from './options.js'
 import { bundleError } from './problems.js'
-import type { MemManifest, ReadOptions, ReadResult, RecordFilesReadResult, ValidationReport } from './types.js'
+import type { ReadOptions, ReadResult, RecordFilesReadResult, ValidationReport } from './types.js'
 
 /**
  * Reads and fully validates the bundle at `dir`.
