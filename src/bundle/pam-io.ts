@@ -24,7 +24,7 @@ import type { AdapterWarning } from './adapters/index.js'
 import type { JsonObject } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
 import { recordRefusal } from './record-check.js'
-import { futureTimeWarning, isFutureTime } from './source-times.js'
+import { futureTimeWarnings } from './source-times.js'
 import {
   artifactIdsOf, assertVerified, decodePam, disclose, encodePamCbor, encodePamJson, MAX_PAM_BYTES, pamFromRecords, recordsFromPam, verifyPam,
   type PamArtifact, type PamRecord, type PamSkipped,
@@ -197,8 +197,7 @@ export async function importPam(memory: Memory, source: string, options: PamImpo
   // without a time (other producers, the foreign path) pass none: the artifact's values are written.
   const sourceTimes = imported.writtenAtMs
   const nowMs = memory.log.clockWall()
-  const future = [...sourceTimes].filter(([, ms]) => isFutureTime(ms, nowMs)).map(([id]) => id)
-  const warnings = future.length === 0 ? [] : [futureTimeWarning(future, source, 'the signer\'s clock ran ahead?')]
+  const warnings = futureTimeWarnings(sourceTimes, nowMs, source, 'the signer\'s clock ran ahead?')
   const merged = await mergeRecords(memory, byKind, { ignore: ['ingestionTime'], companions, sourceTimes, ...(onProgress ? { onProgress: (done, total) => onProgress('import', done, total) } : {}) })
 
   if (imported.personaAppends.length > 0) {

@@ -17,7 +17,7 @@ import { hashId } from './adapters/import-context.js'
 import { importSource, type AdapterWarning, type SourceName, type WholeDocument } from './adapters/index.js'
 import type { JsonObject } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
-import { futureTimeWarning, isFutureTime, sourceTimeOf } from './source-times.js'
+import { futureTimeWarnings, sourceTimeOf } from './source-times.js'
 
 export interface SourceImportOptions {
   /** The source; detected from the file names and contents when absent. */
@@ -99,15 +99,13 @@ export async function importFromSource(memory: Memory, path: string, options: So
   const importTimes = new Set([formatTimestamp(nowMs), ...(result.importTimes ?? [])])
   const sourceTimes = new Map<string, number>()
   const undated = new Set(result.undated ?? [])
-  const future: string[] = []
   for (const record of result.records) {
     (records[record.kind] ??= []).push(record.fields as JsonObject)
     const time = undated.has(record.id) ? undefined : sourceTimeOf(record.kind, record.fields, importTimes)
     if (time !== undefined) sourceTimes.set(record.id, time)
-    if (time !== undefined && isFutureTime(time, nowMs)) future.push(record.id)
   }
   // Dated so, they stay newer than an edit made here until then (docs/design-decisions.md, Adapters).
-  const warnings = future.length === 0 ? result.warnings : [...result.warnings, futureTimeWarning(future, path, 'a time without a zone, read as UTC?')]
+  const warnings = [...result.warnings, ...futureTimeWarnings(sourceTimes, nowMs, path, 'a time without a zone, read as UTC?')]
   const merged = await mergeRecords(memory, records, {
     ignore: ['ingestionTime'],
     placeholders: [...importTimes],

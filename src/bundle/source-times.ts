@@ -45,20 +45,22 @@ export function sourceTimeOf(kind: RecordKind, fields: Readonly<Record<string, J
 const FUTURE_SLACK_MS = 5 * 60_000
 
 /** A source time that, dated so, stays newer than an edit made here until then. */
-export function isFutureTime(ms: number, nowMs: number): boolean {
+function isFutureTime(ms: number, nowMs: number): boolean {
   return ms > nowMs + FUTURE_SLACK_MS
 }
 
 /**
- * FUTURE_TIME, for records dated after the import (`ids`, the first named, with how many more):
- * importing the source again writes over an edit made here before that time. `cause` is the
- * likely reason, for the reader.
+ * FUTURE_TIME, when some records are dated after the import (`times`, by id; the first named,
+ * with how many more): importing the source again writes over an edit made here before that
+ * time. `cause` is the likely reason, for the reader. None when no time is in the future.
  */
-export function futureTimeWarning(ids: readonly string[], file: string, cause: string): AdapterWarning {
+export function futureTimeWarnings(times: ReadonlyMap<string, number>, nowMs: number, file: string, cause: string): AdapterWarning[] {
+  const ids = [...times].filter(([, ms]) => isFutureTime(ms, nowMs)).map(([id]) => id)
+  if (ids.length === 0) return []
   const others = ids.length > 1 ? ` and ${ids.length - 1} more` : ''
-  return {
+  return [{
     code: 'FUTURE_TIME',
     message: `${ids[0]}${others} ${ids.length > 1 ? 'are' : 'is'} dated after this import (${cause}): an edit made here before that time is written over when the export is imported again`,
     where: { file },
-  }
+  }]
 }
