@@ -106,8 +106,8 @@ function sizeBound(value: JsonValue, limit: number): number {
     }
     return total
   }
-  for (const [key, item] of Object.entries(value)) {
-    total += key.length * 6 + 4 + sizeBound(item, limit)
+  for (const key of Object.keys(value)) {
+    total += key.length * 6 + 4 + sizeBound(value[key] as JsonValue, limit)
     if (total > limit) return total
   }
   return total

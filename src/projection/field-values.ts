@@ -56,10 +56,10 @@ export function ownEntries(object: Record<string, unknown>, label: string): [str
   for (const key of Object.keys(object)) {
     const descriptor = Object.getOwnPropertyDescriptor(object, key)
     if (descriptor === undefined) continue
-    const where = fieldLabel(label, key)
-    if (!('value' in descriptor)) throw new InputError('NOT_JSON', 'an accessor property is not JSON data', { field: where })
-    if (!key.isWellFormed()) throw new InputError('BAD_STRING', 'the key holds a lone surrogate, which has no UTF-8 form', { field: where })
-    if (key === RESERVED_KEY) refuseReservedKey(where)
+    // The label is built only for a refusal: this runs for every field of every record written.
+    if (!('value' in descriptor)) throw new InputError('NOT_JSON', 'an accessor property is not JSON data', { field: fieldLabel(label, key) })
+    if (!key.isWellFormed()) throw new InputError('BAD_STRING', 'the key holds a lone surrogate, which has no UTF-8 form', { field: fieldLabel(label, key) })
+    if (key === RESERVED_KEY) refuseReservedKey(fieldLabel(label, key))
     entries.push([key, descriptor.value])
   }
   return entries
