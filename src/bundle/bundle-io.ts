@@ -16,7 +16,7 @@ import { formatTimestamp } from '../projection/index.js'
 import type { SourceName } from './adapters/index.js'
 import { exportLogSnapshot, readLogSnapshot, SNAPSHOT_FORMAT, type SnapshotManifest } from './log-snapshot.js'
 import { CAIRN_GENERATOR, exportMem, type MemExportOptions, type MemExportResult } from './mem-export.js'
-import { importMem, type MemImportReport } from './mem-import.js'
+import { importMem, type ImportPhase, type MemImportReport } from './mem-import.js'
 import { exportPam, importPam, type PamExportResult, type PamImportReport } from './pam-io.js'
 import { importFromSource, type SourceImportReport } from './source-import.js'
 
@@ -49,7 +49,8 @@ export interface ImportOptions {
   readonly source?: string
   /** `.mem` and `.pam`: the bundle must be signed by one of these keys (hex). */
   readonly trustedKeys?: readonly string[]
-  readonly onProgress?: (phase: 'verify' | 'import', done: number, total: number) => void
+  /** Called in each phase (ImportPhase: `check` for `.mem` only) before its first step and after each. */
+  readonly onProgress?: (phase: ImportPhase, done: number, total: number) => void
 }
 
 export type ImportReport =

@@ -8,7 +8,7 @@ export {
   type BundleFormat, type ExportOptions, type ExportResult, type ImportOptions, type ImportReport,
 } from './bundle-io.js'
 export { exportMem, CAIRN_GENERATOR, type MemExportOptions, type MemExportResult, type MemExportSkipped } from './mem-export.js'
-export { importMem, readMemImport, type MemImportOptions, type MemImportPlan, type MemImportReport } from './mem-import.js'
+export { importMem, readMemImport, type ImportPhase, type MemImportOptions, type MemImportPlan, type MemImportReport } from './mem-import.js'
 export { exportPam, importPam, type PamExportOptions, type PamExportResult, type PamImportOptions, type PamImportReport } from './pam-io.js'
 export { importFromSource, type SourceImportOptions, type SourceImportReport } from './source-import.js'
 export { mergeRecords, MERGE_BATCH, type MergeReport, type MergeOptions } from './merge-records.js'

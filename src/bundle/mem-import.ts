@@ -19,11 +19,18 @@ import { madeAtOf, mergeRecordBatches, MERGE_BATCH, type MergeReport } from './m
 import { recordIdOf } from './portable-records.js'
 import { WritableCheck } from './record-check.js'
 
+/**
+ * The phases of an import, as `onProgress` names them: `verify`, the bundle's bytes checked
+ * (bytes); `check`, its records checked as they will be written (records; `.mem` only); `import`,
+ * the records written (records; a log snapshot's events).
+ */
+export type ImportPhase = 'verify' | 'check' | 'import'
+
 export interface MemImportOptions {
   /** Ed25519 public keys (hex): when given, the bundle must carry a valid `manifest.sig` by one of them. */
   readonly trustedKeys?: readonly string[]
-  /** Called while checking (phase `verify`: bytes) and writing (phase `import`: records). */
-  readonly onProgress?: (phase: 'verify' | 'import', done: number, total: number) => void
+  /** Called in each phase (ImportPhase) before its first step and after each: `done` of `total`. */
+  readonly onProgress?: (phase: ImportPhase, done: number, total: number) => void
 }
 
 export interface MemImportReport extends MergeReport {
@@ -43,7 +50,7 @@ export async function importMem(memory: Memory, dir: string, options: MemImportO
     ...(raw.trustedKeys !== undefined ? { trustedKeys: raw.trustedKeys as readonly string[] } : {}),
     ...(onProgress ? { onProgress: ((done, total) => onProgress('verify', done, total)) as ProgressCallback } : {}),
   }
-  const plan = await readMemImport(dir, readOptions)
+  const plan = await readMemImport(dir, readOptions, onProgress ? (done, total) => onProgress('check', done, total) : undefined)
   const { manifest, content, passthroughKinds } = plan
   const warnings = [...plan.bundleWarnings, ...plan.extensionWarnings]
 
@@ -109,8 +116,8 @@ export interface MemImportPlan {
  * (`cairn validate` runs this too, so a bundle it passes imports).
  * @throws what readMemBundle throws; InputError naming the file, line and field of a record no store would take
  */
-export async function readMemImport(dir: string, readOptions: ReadOptions = {}): Promise<MemImportPlan> {
-  return planMemImport(await readMemBundleRecordFiles(dir, readOptions))
+export async function readMemImport(dir: string, readOptions: ReadOptions = {}, onCheck?: ProgressCallback): Promise<MemImportPlan> {
+  return planMemImport(await readMemBundleRecordFiles(dir, readOptions), onCheck)
 }
 
 /**
@@ -119,7 +126,7 @@ export async function readMemImport(dir: string, readOptions: ReadOptions = {}):
  * without keeping them.
  * @throws InputError naming the file, line and field of a record no store would take
  */
-export function planMemImport({ manifest, content, recordFiles, warnings: bundleWarnings }: RecordFilesReadResult): MemImportPlan {
+export function planMemImport({ manifest, content, recordFiles, warnings: bundleWarnings }: RecordFilesReadResult, onCheck?: ProgressCallback): MemImportPlan {
   // Checked whole before anything is written, like the rest of the bundle.
   const { [CAIRN_EXTENSIONS_KIND]: extensionLines, ...passthroughKinds } = content.passthrough
   const extensions = readExtensionLines(extensionLines ?? [])
@@ -139,6 +146,9 @@ export function planMemImport({ manifest, content, recordFiles, warnings: bundle
   const check = new WritableCheck({ uniqueIds: true })
   // Each record's place among those of its kind (one file per kind), for the refusal's message.
   const placed = new Map<RecordKind, number>()
+  const recordCount = recordFiles.reduce((sum, file) => sum + file.rows, 0)
+  let checked = 0
+  onCheck?.(0, recordCount)
   for (const [kind, file, rows] of rowBatches(MERGE_BATCH)) {
     for (const { record: row, line } of rows) {
       const index = placed.get(kind) ?? 0
@@ -148,12 +158,14 @@ export function planMemImport({ manifest, content, recordFiles, warnings: bundle
       check.check(kind, record, index, { file: file.file, line })
       if (redacted.get(kind)?.has(id)) skeletons.set(id, record)
     }
+    checked += rows.length
+    onCheck?.(checked, recordCount)
   }
   const recordBatches = function* (size: number): Generator<readonly [RecordKind, readonly JsonObject[]]> {
     for (const [kind, , rows] of rowBatches(size)) yield [kind, rows.map(({ record }) => withExtension(kind, recordIdOf(kind, record), record, extensions.byId))]
   }
   return {
-    manifest, content, recordFiles, recordCount: recordFiles.reduce((sum, file) => sum + file.rows, 0), recordBatches, skeletons, passthroughKinds, bundleWarnings,
+    manifest, content, recordFiles, recordCount, recordBatches, skeletons, passthroughKinds, bundleWarnings,
     extensionWarnings: [...extensions.warnings, ...unusedExtensionWarnings(extensions.byId, used)],
   }
 }

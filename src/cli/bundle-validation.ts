@@ -47,7 +47,7 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
     onProgress: progress.phase({ label: 'checking', unit: 'bytes' }),
   })
   const manifest = report.manifest
-  const extensions = read !== undefined ? checkImportable(bundle, read) : { problems: [], warnings: [] }
+  const extensions = read !== undefined ? checkImportable(bundle, read, progress) : { problems: [], warnings: [] }
   const held = heldBy(manifest?.counts ?? {})
   // Cairn's extension lines are fields of the records counted, so the summary leaves them out.
   const extras = ([[held.tombstones, 'tombstone'], [held.auditRows, 'audit row'], [held.provenanceEdges, 'provenance edge'], [held.vendorLines, 'vendor line']] as const)
@@ -102,9 +102,9 @@ function heldBy(counts: Readonly<Record<string, number>>): HeldLines {
  * Cairn's extensions put back and every record checked as the merge would write it, so a bundle
  * `validate` passes imports. The first record refused is the problem (import stops there too).
  */
-function checkImportable(bundle: BundlePath, read: RecordFilesReadResult): { problems: BundleProblem[]; warnings: MemProblem[] } {
+function checkImportable(bundle: BundlePath, read: RecordFilesReadResult, progress: BundleProgress): { problems: BundleProblem[]; warnings: MemProblem[] } {
   try {
-    const plan = planMemImport(read)
+    const plan = planMemImport(read, progress.phase({ label: 'checking records', unit: 'records' }))
     return { problems: [], warnings: [...plan.extensionWarnings] }
   } catch (error) {
     if (!(error instanceof CairnError)) throw error

@@ -528,10 +528,23 @@ describe('progress on stderr', () => {
     expect(result.code).toBe(0)
     const lines = result.stderr.trim().split('\n')
     expect(lines.some((line) => /^import: checking [\d.]+\/[\d.]+ (bytes|MiB) \(\d+%\)$/.test(line))).toBe(true)
+    // The records are checked as they will be written, before the first is: a phase of its own.
+    const checkingRecords = lines.findIndex((line) => line === 'import: checking records 3000/3000 records (100%)')
+    expect(checkingRecords).toBeGreaterThan(-1)
+    expect(checkingRecords).toBeLessThan(lines.findIndex((line) => line.startsWith('import: writing ')))
     const writing = lines.filter((line) => line.startsWith('import: writing '))
     expect(writing.length).toBeGreaterThan(1)
     expect(writing.at(-1)).toBe('import: writing 3000/3000 records (100%)')
     expect(result.stdout).toContain('episode 3000 (3000 records)')
+  })
+
+  it('reports both checks of a long validate, ending at their totals, and keeps stdout to the verdict', async () => {
+    const result = await run(['validate', big], { clock: tickingClock() })
+    expect(result.code).toBe(0)
+    const lines = result.stderr.trim().split('\n')
+    expect(lines.some((line) => /^validate: checking [\d.]+\/[\d.]+ (bytes|MiB) \(100%\)$/.test(line))).toBe(true)
+    expect(lines.at(-1)).toBe('validate: checking records 3000/3000 records (100%)')
+    expect(result.stdout).toMatch(/^valid: /)
   })
 
   it('reports a long export, and keeps stdout to the summary', async () => {

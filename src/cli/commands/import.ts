@@ -74,6 +74,7 @@ async function targetOf(source: BundlePath, flags: { from: string | undefined; s
  */
 function optionsOf(target: Target, progress: BundleProgress, isStopRequested: () => boolean): ImportOptions {
   const verify = { label: 'checking', unit: 'bytes' } as const
+  const check = { label: 'checking records', unit: 'records' } as const
   const writing = 'from' in target || target.format !== 'log' ? { label: 'writing', unit: 'records' } as const : { label: 'applying', unit: 'events' } as const
   const onWrite = (done: number, total: number): void => {
     progress.update(writing, done, total)
@@ -85,7 +86,7 @@ function optionsOf(target: Target, progress: BundleProgress, isStopRequested: ()
   return {
     format: target.format,
     ...(target.trustedKeys.length > 0 ? { trustedKeys: target.trustedKeys } : {}),
-    onProgress: (phase, done, total) => (phase === 'verify' ? progress.update(verify, done, total) : onWrite(done, total)),
+    onProgress: (phase, done, total) => (phase === 'import' ? onWrite(done, total) : progress.update(phase === 'verify' ? verify : check, done, total)),
   }
 }
 
