@@ -15,6 +15,7 @@ import {
   assertAuthorKey, assertSpaceId, bytesToHex, canonicalJson, parseJson, tokenSignable,
   type AuthorKey, type CryptoProvider, type Identity, type SpaceId,
 } from '../log/index.js'
+import { LAST_TIMESTAMP_MS } from '../projection/index.js'
 import { parseScope, type TokenScope } from './token-scope.js'
 
 export const TOKEN_PREFIX = 'ct1'
@@ -48,6 +49,23 @@ export interface TokenRequest {
   /** Lifetime in ms (at most ten years). */
   readonly expiresIn: number
 }
+
+/** Ed25519 signatures are this long. */
+const SIGNATURE_BYTES = 64
+const BASE64URL = /^[A-Za-z0-9_-]*$/
+
+/**
+ * The bytes of one part of a token, when it is spelt as createToken spells it: unpadded
+ * base64url. Node decodes any text, skipping what it does not know (padding, spaces, stray
+ * characters), so a token copied wrong would otherwise decode to other bytes, or to the same
+ * bytes under another spelling.
+ */
+function base64urlPart(text: string): Buffer | undefined {
+  const bytes = Buffer.from(text, 'base64url')
+  return BASE64URL.test(text) && bytes.toString('base64url') === text ? bytes : undefined
+}
+
+const NOT_BASE64URL = 'is not base64url (A-Z, a-z, 0-9, - and _, no padding): the token was copied wrong'
 
 function payloadOf(token: CapabilityToken): string {
   return canonicalJson(token as unknown as Parameters<typeof canonicalJson>[0])
@@ -91,7 +109,9 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
   let token: CapabilityToken
   let payload: Buffer
   try {
-    payload = Buffer.from(parts[1] as string, 'base64url')
+    const bytes = base64urlPart(parts[1] as string)
+    if (bytes === undefined) throw new InputError('BAD_BASE64', `the payload ${NOT_BASE64URL}`, { field: 'token' })
+    payload = bytes
     // Quoting undecodable bytes back in the message would print noise.
     if (!isUtf8(payload) || payload[0] !== 0x7b) throw new InputError('BAD_JSON', 'the payload is not base64url-encoded JSON of an object', { field: 'token' })
     const raw = assertObject(parseJson(payload.toString('utf8')), 'token')
@@ -103,8 +123,9 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
       audience: assertAuthorKey(raw.audience, 'token.audience'),
       scope: parseScope(raw.scope, 'token.scope'),
       permissions: assertArray(raw.permissions, 'token.permissions').map((permission, i) => assertOneOf(permission, PERMISSIONS, `token.permissions[${i}]`)),
-      issuedAt: assertInteger(raw.issuedAt, 'token.issuedAt', 0),
-      expiresAt: assertInteger(raw.expiresAt, 'token.expiresAt', 0),
+      // Times a date can show (up to 9999-12-31), as a relay and `cairn token inspect` show them.
+      issuedAt: assertInteger(raw.issuedAt, 'token.issuedAt', 0, LAST_TIMESTAMP_MS),
+      expiresAt: assertInteger(raw.expiresAt, 'token.expiresAt', 0, LAST_TIMESTAMP_MS),
     }
     if (payloadOf(token) !== payload.toString('utf8')) throw new InputError('NOT_CANONICAL', 'payload is not canonical', { field: 'token' })
     // Permissions as createToken writes them: at least one, each once, sorted.
@@ -117,7 +138,11 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
     const why = error instanceof CairnError ? `${error.code}: ${error.reason}${error.where.field !== undefined && error.where.field !== 'token' ? ` (${error.where.field})` : ''}` : (error as Error).message
     throw new AuthError('BAD_TOKEN', `token does not decode: ${why}`, { field: 'token' }, { cause: error })
   }
-  const signature = Buffer.from(parts[2] as string, 'base64url')
+  const signature = base64urlPart(parts[2] as string)
+  if (signature === undefined) throw new AuthError('BAD_TOKEN', `the signature ${NOT_BASE64URL}`, { field: 'token' })
+  if (signature.length !== SIGNATURE_BYTES) {
+    throw new AuthError('BAD_TOKEN', `the signature is ${signature.length} bytes, not ${SIGNATURE_BYTES}: the token was cut short or copied wrong`, { field: 'token' })
+  }
   if (!crypto.verify(signature, tokenSignable(payload), token.issuer)) {
     throw new AuthError('TOKEN_FORGED', 'token signature does not verify', { field: 'token' })
   }

@@ -31,7 +31,7 @@ export const HELP_FLAG: FlagDefinition = { type: 'boolean', short: 'h', descript
 /** Codes that mean "the command line is wrong" (exit 2), as opposed to a failed operation. */
 export const USAGE_ERROR_CODES: ReadonlySet<string> = new Set([
   'UNKNOWN_FLAG', 'MISSING_VALUE', 'FLAG_TAKES_NO_VALUE', 'EMPTY_VALUE', 'UNEXPECTED_ARGUMENT',
-  'UNKNOWN_COMMAND', 'MISSING_COMMAND',
+  'UNKNOWN_COMMAND', 'MISSING_COMMAND', 'REPEATED_FLAG',
 ])
 
 export function isUsageError(error: unknown): error is InputError {
@@ -93,9 +93,31 @@ function describeOffender(tokens: readonly Token[], options: NodeOptions, comman
 }
 
 /**
+ * A flag that takes one value given more than once (`--dir a --dir b`, `-d a --dir b`): which
+ * one was meant is a guess, so neither is taken. Switches (`--json --json`) say the same thing
+ * twice and pass; `repeatable` names the string flags that collect every occurrence.
+ */
+export function repeatedFlag(tokens: readonly { readonly kind: string; readonly name?: string; readonly rawName?: string; readonly value?: string }[],
+  options: Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>, repeatable: (name: string) => boolean = () => false): InputError | undefined {
+  const seen = new Map<string, { readonly rawName: string; readonly value: string | undefined }>()
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === undefined || options[token.name]?.type !== 'string' || repeatable(token.name)) continue
+    const first = seen.get(token.name)
+    const rawName = token.rawName ?? `--${token.name}`
+    if (first === undefined) {
+      seen.set(token.name, { rawName, value: token.value })
+      continue
+    }
+    const values = `${first.rawName} "${first.value ?? ''}", then ${rawName} "${token.value ?? ''}"`
+    return new InputError('REPEATED_FLAG', `this flag takes one value and was given more than once (${values}); give it once`, { flag: `--${token.name}` })
+  }
+  return undefined
+}
+
+/**
  * Parses `argv` (the arguments after the command name) against `spec`.
  * @param command how the command is invoked, for messages: "cairn log"
- * @throws InputError UNKNOWN_FLAG, MISSING_VALUE, FLAG_TAKES_NO_VALUE, EMPTY_VALUE, UNEXPECTED_ARGUMENT
+ * @throws InputError UNKNOWN_FLAG, MISSING_VALUE, FLAG_TAKES_NO_VALUE, EMPTY_VALUE, UNEXPECTED_ARGUMENT, REPEATED_FLAG
  */
 export function parseFlags<Spec extends FlagSpec>(argv: readonly string[], spec: Spec, command: string): ParsedFlags<Spec> {
   const options = nodeOptions(spec)
@@ -112,6 +134,8 @@ export function parseFlags<Spec extends FlagSpec>(argv: readonly string[], spec:
     const detail = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
     throw new InputError('UNEXPECTED_ARGUMENT', `${detail}; see \`${command} --help\``, {})
   }
+  const repeated = repeatedFlag(tokens, options)
+  if (repeated) throw repeated
   const out: Record<string, string | boolean | undefined> = {}
   for (const [name, flag] of Object.entries(spec)) {
     const value = values[name]

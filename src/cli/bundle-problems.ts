@@ -4,11 +4,14 @@
  * lists them and `import` and `export` print their warnings in it.
  *
  * Invariant: `file` is always shown under the path the user gave (bundle-errors.ts
- * `displayFile`), so every line names a file the user can open.
+ * `displayFile`), so every line names a file the user can open. A problem line is printable:
+ * file names and messages come from the bundle (a parser quoting a line back), so a control
+ * character or a terminal escape in them is shown escaped, never sent to the terminal.
  */
 import type { AdapterWarning, JsonValue, MemProblem } from '../index.js'
 import type { BundlePath } from './bundle-flags.js'
 import { displayFile } from './bundle-errors.js'
+import { printable } from './printable.js'
 
 export interface BundleProblem {
   readonly code: string
@@ -24,7 +27,7 @@ export interface BundleProblem {
 /** `out.mem/items/episode.jsonl:3: CODE: message (at $.path)`. */
 export function problemLine(problem: BundleProblem): string {
   const place = problem.file === undefined ? '' : `${problem.file}${problem.line !== undefined ? `:${problem.line}` : ''}: `
-  return `${place}${problem.code}: ${problem.message}${problem.path !== undefined ? ` (at ${problem.path})` : ''}`
+  return printable(`${place}${problem.code}: ${problem.message}${problem.path !== undefined ? ` (at ${problem.path})` : ''}`)
 }
 
 export function problemJson(problem: BundleProblem): JsonValue {

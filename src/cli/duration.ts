@@ -21,6 +21,8 @@ export function parseDuration(text: string, flag: string): number {
   let ms = 0
   for (const [, amount, unit] of value.matchAll(PART)) ms += Number(amount) * (UNIT_MS[unit as string] as number)
   if (ms <= 0) throw usageError('BAD_DURATION', `a duration must be longer than zero, got "${text}"`, { flag })
+  // Past 2^53 ms (285,000 years) the sum is no longer exact: no limit takes it, and saying so beats an engine's "not an integer".
+  if (!Number.isSafeInteger(ms)) throw usageError('BAD_DURATION', `a duration of "${text}" is longer than anything takes`, { flag })
   return ms
 }
 

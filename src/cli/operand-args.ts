@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util'
 import { InputError, type ErrorLocation } from '../errors.js'
-import { HELP_FLAG, isUsageError, type FlagDefinition } from './args.js'
+import { HELP_FLAG, isUsageError, repeatedFlag, type FlagDefinition } from './args.js'
 
 /** A flag; a repeatable string flag collects every occurrence in order. */
 export interface OperandFlagDefinition extends FlagDefinition {
@@ -122,7 +122,8 @@ function readOperands(words: readonly string[], operands: readonly OperandDefini
 /**
  * Parses the words after the command name.
  * @param command how the command is invoked, for messages: "cairn get"
- * @throws InputError UNKNOWN_FLAG, MISSING_VALUE, FLAG_TAKES_NO_VALUE, EMPTY_VALUE, UNEXPECTED_ARGUMENT, MISSING_ARGUMENT
+ * @throws InputError UNKNOWN_FLAG, MISSING_VALUE, FLAG_TAKES_NO_VALUE, EMPTY_VALUE, UNEXPECTED_ARGUMENT, MISSING_ARGUMENT,
+ *   REPEATED_FLAG (a flag that is not repeatable, given twice)
  */
 export function parseCommandLine<Spec extends OperandFlagSpec>(
   argv: readonly string[], spec: Spec, operands: readonly OperandDefinition[], command: string,
@@ -141,6 +142,8 @@ export function parseCommandLine<Spec extends OperandFlagSpec>(
     const detail = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
     throw new InputError('UNEXPECTED_ARGUMENT', `${detail}; see \`${command} --help\``, {})
   }
+  const repeated = repeatedFlag(tokens, options, (name) => options[name]?.multiple === true)
+  if (repeated) throw repeated
   const values: Record<string, string | boolean | readonly string[] | undefined> = {}
   for (const [name, flag] of Object.entries(spec)) {
     const value = parsed.values[name]

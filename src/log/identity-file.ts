@@ -67,6 +67,8 @@ export async function readIdentityFile(file: string, crypto?: CryptoProvider): P
     publicKey = assertHex(raw.publicKey, 'publicKey', 32)
     identity = Identity.fromSeed(hexToBytes(assertHex(raw.seed, 'seed', 32)), crypto)
   } catch (error) {
+    // The wrong type or version is said as it is, with the file named once.
+    if (error instanceof CairnError && error.code === 'BAD_KEY_FILE') throw error
     const detail = error instanceof Error ? error.message : String(error)
     throw new InputError('BAD_KEY_FILE', `key file does not decode: ${detail}`, { file }, { cause: error })
   }

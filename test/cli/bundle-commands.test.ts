@@ -353,6 +353,31 @@ describe('tampered bundles: validate names the file, import refuses and changes 
     expect(await storeState(replica.dir)).toEqual(before)
   })
 
+  it('a file name and a quoted line from the bundle reach the terminal escaped, not as control characters', async () => {
+    // An unlisted file whose name carries a colour escape, in a .mem bundle.
+    const mem = await copyOf(f.mem)
+    await writeFile(path.join(mem, 'items', 'evil\u001b[31mRED.jsonl'), '')
+    // A log snapshot line (checksums redone over it) that sets the terminal's title when printed raw.
+    const log = await copyOf(f.log)
+    const eventsFile = path.join(log, 'events.jsonl')
+    const changed = `${await readFile(eventsFile, 'utf8')}\u001b]0;pwned\u0007{bad\n`
+    await writeFile(eventsFile, changed)
+    const { createHash } = await import('node:crypto')
+    const manifest = JSON.parse(await readFile(path.join(log, 'manifest.json'), 'utf8')) as { files: { path: string; bytes: number; sha256: string }[] }
+    manifest.files[0] = { ...manifest.files[0], bytes: Buffer.byteLength(changed), sha256: createHash('sha256').update(changed).digest('hex') } as { path: string; bytes: number; sha256: string }
+    await writeFile(path.join(log, 'manifest.json'), JSON.stringify(manifest))
+    await writeFile(path.join(log, 'CHECKSUMS'), manifest.files.map((file) => `${file.sha256}  ${file.path}\n`).join(''))
+
+    for (const [bad, shown] of [[mem, 'evil\\u001b[31mRED.jsonl: UNLISTED_FILE'], [log, '\\u001b]0;pwned\\u0007']] as const) {
+      const validated = await run(['validate', bad])
+      expect(validated.code).toBe(1)
+      // eslint-disable-next-line no-control-regex
+      for (const text of [validated.stdout, validated.stderr]) expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
+      expect(validated.stdout).toContain(shown)
+      expect(expectOneLineError(validated, 1, 'INVALID_BUNDLE')).toContain(shown)
+    }
+  })
+
   it('a PAM artifact with one byte changed', async () => {
     const bad = await copyOf(f.pam)
     await flipByte(bad, 'peanuts')
@@ -586,6 +611,9 @@ describe.concurrent('bad command lines exit 2 with one line naming the flag, bef
     { args: ['import', 'in', '--from', 'transfer', '--source', ' '], code: 'EMPTY', names: '(flag --source)' },
     { args: ['validate', 'in', '--dir', 'x'], code: 'UNKNOWN_FLAG', names: '(flag --dir)' },
     { args: ['import', 'a', 'b'], code: 'UNEXPECTED_ARGUMENT', names: '"b"' },
+    { args: ['import', 'in', '--dir', 'a', '--dir', 'b'], code: 'REPEATED_FLAG', names: '--dir "a", then --dir "b"' },
+    { args: ['export', 'out', '--format', 'mem', '-f', 'pam'], code: 'REPEATED_FLAG', names: '(flag --format)' },
+    { args: ['import', 'in', '--from', 'mem0', '--from', 'chatgpt'], code: 'REPEATED_FLAG', names: '(flag --from)' },
   ]
   for (const { args, code, names } of cases) {
     it(`refuses \`cairn ${args.join(' ')}\` with ${code}`, async () => {

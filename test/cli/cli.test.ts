@@ -202,6 +202,8 @@ describe.concurrent('bad command lines exit 2 with one line naming the offender'
     { args: ['log', '--dir', '--json'], code: 'MISSING_VALUE', names: '(flag --dir)' },
     { args: ['log', '--json=yes'], code: 'FLAG_TAKES_NO_VALUE', names: '(flag --json)' },
     { args: ['init', '--dir='], code: 'EMPTY_VALUE', names: '(flag --dir)' },
+    { args: ['log', '--dir', 'a', '--dir', 'b'], code: 'REPEATED_FLAG', names: '(--dir "a", then --dir "b"); give it once (flag --dir)' },
+    { args: ['init', '-d', 'a', '--dir=a'], code: 'REPEATED_FLAG', names: '-d "a", then --dir "a"' },
     { args: ['log', 'extra'], code: 'UNEXPECTED_ARGUMENT', names: '"extra"' },
     { args: ['frob'], code: 'UNKNOWN_COMMAND', names: 'commands: init, log, verify' },
     { args: ['--json'], code: 'UNKNOWN_FLAG', names: '(flag --json)' },
@@ -253,6 +255,16 @@ describe.concurrent('a missing, corrupt or locked store fails with one line and 
     await rm(path.join(dir, 'store'), { recursive: true })
     await writeFile(path.join(dir, 'store'), 'not a database')
     expect(expectOneLineError(await runCli(['verify', '--dir', dir]), 1, 'CORRUPT_STORE')).toContain('not a directory')
+  })
+
+  it('reports BAD_KEY_FILE for a key file of another type, saying so once and naming the file once', async () => {
+    const { dir } = await initializedHome()
+    const keyFile = path.join(dir, 'identity.json')
+    await writeFile(keyFile, '{"type":"something-else"}', { mode: 0o600 })
+    const line = expectOneLineError(await runCli(['log', '--dir', dir]), 1, 'BAD_KEY_FILE')
+    expect(line).toBe(`cairn: BAD_KEY_FILE: expected type "cairn-identity" version 1 (${keyFile})`)
+    await writeFile(keyFile, '{"type":"cairn-identity","version":1,"publicKey":"zz","seed":"00"}', { mode: 0o600 })
+    expect(expectOneLineError(await runCli(['log', '--dir', dir]), 1, 'BAD_KEY_FILE')).toMatch(/^cairn: BAD_KEY_FILE: key file does not decode: .*publicKey/)
   })
 
   it('reports KEY_FILE_PERMISSIONS for a key file others can read', async () => {

@@ -398,6 +398,8 @@ describe('failures', () => {
     { args: ['forget', 'a', '--reason'], code: 'MISSING_VALUE', names: '(flag --reason)' },
     { args: ['history', 'a', '--frob'], code: 'UNKNOWN_FLAG', names: '(flag --frob)' },
     { args: ['history', 'a', '--json=yes'], code: 'FLAG_TAKES_NO_VALUE', names: '(flag --json)' },
+    { args: ['remember', 'x', '--kind', 'episode', '--kind', 'fact'], code: 'REPEATED_FLAG', names: '--kind "episode", then --kind "fact"' },
+    { args: ['query', '--limit', '5', '-n', '10'], code: 'REPEATED_FLAG', names: '(flag --limit)' },
     { args: ['remember'], code: 'MISSING_ARGUMENT', names: 'nothing to remember' },
     { args: ['remember', 'x', '--kind', 'nope'], code: 'UNKNOWN_KIND', names: '(flag --kind)' },
     { args: ['remember', '--field', 'novalue'], code: 'BAD_FLAG_VALUE', names: '(flag --field)' },

@@ -14,7 +14,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { createServer, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { Memory } from '../../src/index.js'
+import { canonicalJson, Identity, Memory, tokenSignable } from '../../src/index.js'
 import { tempDir } from '../helpers/cli-home.js'
 import { freePort, runCliInProcess as run, startCli, type RunningCli } from '../helpers/cli-process.js'
 import { runCli, type ProcessResult } from '../helpers/run-cli.js'
@@ -253,6 +253,19 @@ describe('cairn sync through cairn serve', () => {
     }
   })
 
+  it('token inspect refuses a signed token whose expiry no date can show, and one cut short, as BAD_TOKEN saying why', async () => {
+    const issuer = Identity.generate()
+    const claims = { audience: 'cd'.repeat(32), expiresAt: Number.MAX_SAFE_INTEGER, id: 'ab'.repeat(32), issuedAt: 0, issuer: issuer.author, permissions: ['read'], scope: { all: true }, space: 'ef'.repeat(32), v: 1 }
+    const payload = Buffer.from(canonicalJson(claims))
+    const token = `ct1.${payload.toString('base64url')}.${Buffer.from(issuer.sign(tokenSignable(payload))).toString('base64url')}`
+    for (const args of [['token', 'inspect', token], ['token', 'inspect', token, '--json']]) {
+      expect(expectOneLineError(await run(args), 1, 'BAD_TOKEN')).toContain(`OUT_OF_RANGE: ${Number.MAX_SAFE_INTEGER} is outside [0, 253402300799999] (token.expiresAt)`)
+    }
+    const owner = await newOwner()
+    const { token: real } = await createToken(owner, (await newReplica(owner.space)).author)
+    expect(expectOneLineError(await run(['token', 'inspect', real.slice(0, -10)]), 1, 'BAD_TOKEN')).toContain('the signature is 57 bytes, not 64')
+  })
+
   it('refusals name their code: no token, a token for another key, an unknown space, the wrong relay key', async () => {
     const owner = await newOwner()
     ok(await run(['sync', relay.url, '--dir', owner.dir]))
@@ -375,6 +388,8 @@ describe('bad command lines exit 2 with one line', () => {
     ['token create with an unknown kind', ['token', 'create', '--audience', key, '--kind', 'memo'], 'UNKNOWN_KIND'],
     ['token create with an unknown permission', ['token', 'create', '--audience', key, '--permission', 'read,admin'], 'BAD_FLAG_VALUE'],
     ['token create --expires without a unit', ['token', 'create', '--audience', key, '--expires', '30'], 'BAD_DURATION'],
+    ['token create --expires past what a number holds exactly', ['token', 'create', '--audience', key, '--expires', '999999999w'], 'BAD_DURATION'],
+    ['sync --token given twice', ['sync', 'ws://127.0.0.1:7357', '--token', 'a', '-t', 'b'], 'REPEATED_FLAG'],
     ['token create --all with --kind', ['token', 'create', '--audience', key, '--all', '--kind', 'fact'], 'CONFLICTING_FLAGS'],
     ['token revoke of something that is neither', ['token', 'revoke', 'xyz'], 'BAD_KEY'],
     ['grant of a key that is not hex', ['grant', 'bob'], 'BAD_KEY'],

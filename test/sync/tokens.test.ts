@@ -165,6 +165,42 @@ describe('capability tokens (units)', () => {
     }), { numRuns: 300 })
   })
 
+  it('refuses a token spelt other than unpadded base64url, or cut short, as BAD_TOKEN saying so', () => {
+    const token = issue()
+    const [prefix, payload, signature] = token.split('.') as [string, string, string]
+    const spellings = [
+      `${prefix}.${payload}.${signature}!!`, // stray characters Node's decoder would skip
+      `${prefix}.${payload}.${signature.slice(0, 20)} ${signature.slice(20)}`, // a space from a wrapped line
+      `${prefix}.${payload}.${signature}==`, // padding
+      `${prefix}.${payload}.${Buffer.from(signature, 'base64url').toString('base64')}`, // standard base64
+    ]
+    for (const text of spellings) {
+      const error = refusal(() => decodeToken(text, crypto))
+      expect(error.code, text).toBe('BAD_TOKEN')
+      expect(error.message, text).toMatch(/the signature is not base64url/)
+    }
+    expect(refusal(() => decodeToken(`${prefix}.${payload}=.${signature}`, crypto)).message).toMatch(/^BAD_TOKEN: token does not decode: BAD_BASE64: the payload is not base64url/)
+    // Cut short: the signature has too few bytes, which is not a forgery.
+    const cut = refusal(() => decodeToken(token.slice(0, -10), crypto))
+    expect(cut.code).toBe('BAD_TOKEN')
+    expect(cut.message).toMatch(/the signature is 57 bytes, not 64/)
+    expect(decodeToken(token, crypto).id).toBe(decodeToken(` ${token}`.trim(), crypto).id)
+  })
+
+  it('refuses times no date can show, even signed by the issuer, naming the field', () => {
+    const signed = (change: (claims: Record<string, unknown>) => void): string => {
+      const [prefix, payload] = withClaims(issue(), change).split('.') as [string, string]
+      return `${prefix}.${payload}.${Buffer.from(owner.sign(tokenSignable(Buffer.from(payload, 'base64url')))).toString('base64url')}`
+    }
+    const last = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+    expect(decodeToken(signed((claims) => { claims.expiresAt = last }), crypto).expiresAt).toBe(last)
+    for (const [field, value] of [['expiresAt', last + 1], ['expiresAt', Number.MAX_SAFE_INTEGER], ['issuedAt', 8.64e15 + 1]] as const) {
+      const error = refusal(() => decodeToken(signed((claims) => { claims[field] = value }), crypto))
+      expect(error.code).toBe('BAD_TOKEN')
+      expect(error.message).toContain(`OUT_OF_RANGE: ${value} is outside [0, ${last}] (token.${field})`)
+    }
+  })
+
   it('refuses bad requests naming the field', () => {
     expect(refusal(() => issue({ permissions: [] })).code).toBe('EMPTY')
     expect(refusal(() => issue({ permissions: ['read', 'fly'] })).where.field).toBe('token.permissions[1]')
