@@ -11,6 +11,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   bundle: () => import('./bundle.bench.js'),
   deletion: () => import('./deletion.bench.js'),
   text: () => import('./text.bench.js'),
+  'level-batch': () => import('./level-batch.bench.js'),
 }
 
 const requested = process.argv.slice(2).filter((arg) => arg !== '--')

@@ -212,7 +212,7 @@ export class LevelLogStorage implements LogStorage {
         else batch.del(write.key)
       }
     } catch (error) {
-      void batch.close()
+      batch.close().catch(() => undefined)
       throw error
     }
     return batch.write(this.sync ? SYNC_WRITE : undefined)
