@@ -134,6 +134,8 @@ export function parseFlags<Spec extends FlagSpec>(argv: readonly string[], spec:
     const detail = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
     throw new InputError('UNEXPECTED_ARGUMENT', `${detail}; see \`${command} --help\``, {})
   }
+  // After the help check, as every other mistake: `--help` wins over a flag given twice too.
+  if (isHelp) return { values: {} as FlagValues<Spec>, isHelp }
   const repeated = repeatedFlag(tokens, options)
   if (repeated) throw repeated
   const out: Record<string, string | boolean | undefined> = {}

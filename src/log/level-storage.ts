@@ -209,7 +209,9 @@ export class LevelLogStorage implements LogStorage {
     try {
       for (const write of writes) {
         if (write.type === 'put') batch.put(write.key, write.value)
-        else batch.del(write.key)
+        else if (write.type === 'del') batch.del(write.key)
+        // As the array batch refuses it: an operation of no known type is not taken for a del.
+        else throw new TypeError("A batch operation must have a type property that is 'put' or 'del'")
       }
     } catch (error) {
       batch.close().catch(() => undefined)

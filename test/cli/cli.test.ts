@@ -225,6 +225,12 @@ describe.concurrent('bad command lines exit 2 with one line naming the offender'
     expect(logHelp).toMatchObject({ code: 0, stderr: '' })
     expect(logHelp.stdout).toMatch(/^usage: cairn log \[--dir D\] \[--json\]/)
     expect(logHelp.stdout).toContain('JSON Lines')
+    // Over a flag given twice as well, as for the commands that take operands (`cairn get`).
+    for (const args of [['log', '--dir', 'a', '--dir', 'b', '--help'], ['get', 'x', '--dir', 'a', '--dir', 'b', '--help']]) {
+      const repeatedHelp = await runCli(args)
+      expect(repeatedHelp, args.join(' ')).toMatchObject({ code: 0, stderr: '' })
+      expect(repeatedHelp.stdout).toMatch(new RegExp(`^usage: cairn ${args[0]} `))
+    }
   })
 })
 

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { StorageError } from '../../src/errors.js'
 import { DEFAULT_WRITE_BUFFER_BYTES, LevelLogStorage, WRITE_BUFFER_BYTES_RANGE } from '../../src/log/level-storage.js'
 import { Memory } from '../../src/memory/index.js'
@@ -40,6 +40,33 @@ runStorageSuite('LevelLogStorage on disk, smallest write buffer', async () => Le
 })
 
 runStorageSuite('LevelLogStorage in memory', () => LevelLogStorage.openMemory())
+
+describe('LevelLogStorage on disk: fsync', () => {
+  it('hands LevelDB sync: true with every batch when opened with sync, and never otherwise', async () => {
+    for (const sync of [true, false]) {
+      const storage = await LevelLogStorage.openDisk(await freshDir(), { sync })
+      // What reaches the binding, whichever batch form the adapter uses: an array batch's
+      // options (db._batch) or a chained batch's (batch._write). The spies call through.
+      const db = (storage as unknown as { db: { batch(): { close(): Promise<void> } } }).db
+      const probe = db.batch()
+      await probe.close()
+      const chained = vi.spyOn(Object.getPrototypeOf(probe) as { _write(options: unknown): Promise<void> }, '_write')
+      const array = vi.spyOn(Object.getPrototypeOf(db) as { _batch(operations: unknown, options: unknown): Promise<void> }, '_batch')
+      try {
+        await storage.write([{ type: 'put', key: 'a', value: Uint8Array.of(1) }, { type: 'del', key: 'b' }])
+        await storage.writeDerived([{ type: 'put', key: 'c', value: Uint8Array.of(2) }])
+        const options = [...chained.mock.calls.map(([given]) => given), ...array.mock.calls.map(([, given]) => given)]
+        expect(options).toHaveLength(2)
+        for (const given of options) expect((given as { sync?: unknown } | undefined)?.sync === true).toBe(sync)
+        expect([...(await storage.get('a')) ?? []]).toEqual([1])
+      } finally {
+        chained.mockRestore()
+        array.mockRestore()
+        await storage.close()
+      }
+    }
+  })
+})
 
 describe('LevelLogStorage on disk: write buffer', () => {
   /**

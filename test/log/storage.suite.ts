@@ -357,6 +357,21 @@ export function runStorageSuite(name: string, open: () => Promise<LogStorage>, o
         expect((await storage.getMany(['new', 'kept', 'broken'])).map(hex)).toEqual([undefined, '01', undefined])
       })
 
+      test('a write holding an operation of no known type fails with a StorageError and applies none of it', async () => {
+        const storage = await fresh()
+        await storage.write([{ type: 'put', key: 'kept', value: bytesOf(1) }])
+        // Neither a put nor a del: refused, not taken for either (a delete would lose `kept`).
+        for (const type of ['delete', 'Put', undefined]) {
+          const malformed = [
+            { type: 'put', key: 'new', value: bytesOf(2) },
+            { type, key: 'kept', value: bytesOf(3) },
+          ] as unknown as StorageWrite[]
+          await expectStorageError(storage.write(malformed))
+          await expectStorageError(storage.writeDerived(malformed))
+        }
+        expect((await storage.getMany(['new', 'kept'])).map(hex)).toEqual([undefined, '01'])
+      })
+
       test('writeDerived lands whole, after every write before it', async () => {
         const storage = await fresh()
         await storage.write([{ type: 'put', key: 'k', value: bytesOf(1) }, { type: 'put', key: 'gone', value: bytesOf(1) }])
