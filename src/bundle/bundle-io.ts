@@ -19,6 +19,7 @@ import { CAIRN_GENERATOR, exportMem, type MemExportOptions, type MemExportResult
 import { importMem, type ImportPhase, type MemImportReport } from './mem-import.js'
 import { exportPam, importPam, type PamExportResult, type PamImportReport } from './pam-io.js'
 import { importFromSource, type SourceImportReport } from './source-import.js'
+import { statSourcePath } from './source-path.js'
 
 export const BUNDLE_FORMATS = ['mem', 'log', 'pam'] as const
 export type BundleFormat = (typeof BUNDLE_FORMATS)[number]
@@ -87,11 +88,10 @@ export async function exportMemory(memory: Memory, target: string, options: Expo
  * The format of the bundle at `source`: a `.pam`/`.pam.cbor` file, or a directory with a `.mem`
  * or snapshot manifest. The refusal names only what Cairn bundles are: a caller that can also
  * read another system's export (`importMemory`, `cairn import`) says how.
- * @throws InputError NOT_FOUND, UNKNOWN_FORMAT
+ * @throws InputError NOT_FOUND, SYMLINK_LOOP, UNREADABLE, NOT_A_FILE (statSourcePath), UNKNOWN_FORMAT
  */
 export async function detectBundleFormat(source: string): Promise<BundleFormat> {
-  const info = await fs.stat(source).catch(() => undefined)
-  if (!info) throw new InputError('NOT_FOUND', 'no such file or directory', { file: source })
+  const info = await statSourcePath(source)
   if (info.isFile()) {
     if (/\.pam(\.cbor)?$/i.test(source)) return 'pam'
     throw new InputError('UNKNOWN_FORMAT', 'a bundle file must be .pam or .pam.cbor', { file: source })

@@ -25,6 +25,7 @@ import type { JsonObject } from './mem/index.js'
 import { mergeRecords, type MergeReport } from './merge-records.js'
 import { recordRefusal } from './record-check.js'
 import { futureTimeWarnings } from './source-times.js'
+import { statSourcePath } from './source-path.js'
 import {
   artifactIdsOf, assertVerified, decodePam, disclose, encodePamCbor, encodePamJson, MAX_PAM_BYTES, pamFromRecords, recordsFromPam, verifyPam,
   type PamArtifact, type PamRecord, type PamSkipped,
@@ -165,8 +166,8 @@ export async function importPam(memory: Memory, source: string, options: PamImpo
   const raw = assertOptions(options, ['trustedKeys', 'onProgress'], 'options')
   const onProgress = raw.onProgress as PamImportOptions['onProgress']
   const trustedKeys = raw.trustedKeys === undefined ? spaceKeys(memory) : (raw.trustedKeys as readonly string[])
-  const info = await fs.stat(source).catch(() => undefined)
-  if (!info?.isFile()) throw new InputError('NOT_FOUND', 'no such artifact file', { file: source })
+  const info = await statSourcePath(source)
+  if (!info.isFile()) throw new InputError('NOT_A_FILE', 'a PAM artifact is one .pam or .pam.cbor file, not a directory', { file: source })
   if (info.size > MAX_PAM_BYTES) throw new LimitError('FILE_TOO_LARGE', `the artifact is ${info.size} bytes, over ${MAX_PAM_BYTES}`, { file: source })
   const bytes = new Uint8Array(await fs.readFile(source))
   onProgress?.('verify', 0, bytes.length)

@@ -48,7 +48,9 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
   })
   const manifest = report.manifest
   const extensions = read !== undefined ? checkImportable(bundle, read, progress) : { problems: [], warnings: [] }
-  const held = heldBy(manifest?.counts ?? {})
+  // What the bundle holds, as read; the manifest's counts only when it could not be read (a
+  // difference between the two is a COUNT_MISMATCH warning).
+  const held = heldBy(read !== undefined ? countsRead(read) : Object.entries(manifest?.counts ?? {}))
   // Cairn's extension lines are fields of the records counted, so the summary leaves them out.
   const extras = ([[held.tombstones, 'tombstone'], [held.auditRows, 'audit row'], [held.provenanceEdges, 'provenance edge'], [held.vendorLines, 'vendor line']] as const)
     .filter(([count]) => count > 0).map(([count, noun]) => `, ${plural(count, noun)}`).join('')
@@ -71,7 +73,20 @@ async function validateMem(bundle: BundlePath, trustedKeys: readonly string[], p
   }
 }
 
-/** What a manifest's counts count, by what it is. */
+/**
+ * The lines a read bundle holds, under the manifest's count keys, as entries (a vendor kind may
+ * be named `__proto__`, which an object's key would lose).
+ */
+function countsRead(read: RecordFilesReadResult): [string, number][] {
+  const { passthrough, tombstones, auditLog, provenanceEdges } = read.content
+  return [
+    ...read.recordFiles.map((file): [string, number] => [file.kind, file.rows]),
+    ...Object.entries(passthrough).map(([kind, lines]): [string, number] => [kind, lines.length]),
+    [COUNT_KEY_TOMBSTONE, tombstones.length], [COUNT_KEY_AUDIT, auditLog.length], [COUNT_KEY_PROVENANCE_EDGE, provenanceEdges?.length ?? 0],
+  ]
+}
+
+/** What a bundle's count keys count, by what it is. */
 interface HeldLines {
   /** Records of the Portable Memory kinds. */
   records: number
@@ -84,9 +99,9 @@ interface HeldLines {
   vendorLines: number
 }
 
-function heldBy(counts: Readonly<Record<string, number>>): HeldLines {
+function heldBy(counts: Iterable<readonly [string, number]>): HeldLines {
   const held: HeldLines = { records: 0, tombstones: 0, auditRows: 0, provenanceEdges: 0, extensionLines: 0, vendorLines: 0 }
-  for (const [key, count] of Object.entries(counts)) {
+  for (const [key, count] of counts) {
     if (isRecordKind(key)) held.records += count
     else if (key === COUNT_KEY_TOMBSTONE) held.tombstones += count
     else if (key === COUNT_KEY_AUDIT) held.auditRows += count

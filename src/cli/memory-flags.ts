@@ -60,10 +60,13 @@ export function kindFlag(value: string): RecordKind {
   return kindsOf([value])[0] as RecordKind
 }
 
-/** A number from a flag. */
+/**
+ * A number from a flag, written in decimal (`0.9`, `.5`, `-1`, `5e-1`): not the hex, binary,
+ * octal or padded forms `Number` also reads (`0x10` is not 16 here).
+ */
 export function numberFlag(value: string, flag: string): number {
   const number = Number(value)
-  if (value.trim() === '' || !Number.isFinite(number)) throw usageError('BAD_FLAG_VALUE', `expected a number, got "${value}"`, { flag })
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(value) || !Number.isFinite(number)) throw usageError('BAD_FLAG_VALUE', `expected a decimal number, got "${value}"`, { flag })
   return number
 }
 

@@ -2,11 +2,13 @@
  * Text forms of memory records and their histories for people: a one-line summary per record,
  * aligned `field  value` lines for one record, and tables whose columns fit their rows.
  *
- * Invariant: full record ids are always printed (they are what `get`, `forget` and `history`
- * take); only summaries are shortened, and only for display. The `--json` forms never go
- * through here.
+ * Invariants: full record ids are always printed (they are what `get`, `forget` and `history`
+ * take); only summaries are shortened, and only for display. What a record holds may come from
+ * a peer, so every line goes out through printable (a terminal escape in a field prints as
+ * \u001b; a multi-line field keeps its lines and tabs). The `--json` forms never go through here.
  */
 import { canonicalJson, kindSpec, shortId, type HistoryItem, type JsonValue, type RecordView } from '../index.js'
+import { printable, printableLine } from './printable.js'
 
 export const SUMMARY_CHARS = 60
 
@@ -45,25 +47,30 @@ function valueText(value: JsonValue): string {
 /**
  * A record as aligned lines: `kind` and `id` first, then its kind's fields in table order,
  * then any others (episode extensions) by name. Multi-line strings continue under the value.
+ * Names and lines are printable (see the header).
  */
 export function recordLines(view: RecordView): string {
   const spec = kindSpec(view.kind)
   const known = Object.keys(spec.fields).filter((field) => field !== 'id' && Object.hasOwn(view, field))
   const extra = Object.keys(view).filter((field) => field !== 'kind' && field !== 'id' && !Object.hasOwn(spec.fields, field)).sort()
   const names = ['kind', 'id', ...known, ...extra]
-  const width = Math.max(...names.map((name) => name.length))
+  const width = Math.max(...names.map((name) => printable(name).length))
   const lines: string[] = []
   for (const name of names) {
     const value = view[name] as JsonValue
-    const [first = '', ...rest] = (typeof value === 'string' && value === '' ? '""' : valueText(value)).split('\n')
-    lines.push(`${name.padEnd(width)}  ${first}`.trimEnd())
+    const [first = '', ...rest] = (typeof value === 'string' && value === '' ? '""' : valueText(value)).split('\n').map(printableLine)
+    lines.push(`${printable(name).padEnd(width)}  ${first}`.trimEnd())
     for (const line of rest) lines.push(`${''.padEnd(width)}  ${line}`.trimEnd())
   }
   return `${lines.join('\n')}\n`
 }
 
-/** Rows of cells as lines with columns padded to their widest cell (the last column is not padded). */
-export function formatTable(heading: readonly string[], rows: readonly (readonly string[])[]): string {
+/**
+ * Rows of cells as lines with columns padded to their widest cell (the last column is not
+ * padded). Each cell is printable (see the header).
+ */
+export function formatTable(heading: readonly string[], cells: readonly (readonly string[])[]): string {
+  const rows = cells.map((row) => row.map(printable))
   const widths = heading.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)))
   const line = (row: readonly string[]) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ').trimEnd()
   return `${[heading, ...rows].map(line).join('\n')}\n`

@@ -6,7 +6,7 @@
  * checked by the engine's own asserters, so the CLI accepts exactly what the library does.
  */
 import {
-  assertAuthorKey, CairnError, decodeToken, InputError, type CapabilityToken, type CryptoProvider, type ErrorLocation,
+  assertAuthorKey, CairnError, decodeToken, InputError, TOKEN_PREFIX, type CapabilityToken, type CryptoProvider, type ErrorLocation,
 } from '../index.js'
 import { markUsage, usageError } from './operand-args.js'
 import { relayUrlProblem } from '../sync/relay-url.js'
@@ -41,12 +41,19 @@ export function secondsFlag(value: string | undefined, fallbackSeconds: number, 
 
 /**
  * Decodes a token given on the command line (shape and signature only), restating the engine's
- * error to point at where it came from.
- * @throws AuthError BAD_TOKEN, TOKEN_FORGED; LimitError TOKEN_TOO_LARGE (exit 1)
+ * error to point at where it came from. A value that is no token at all (not `ct1.…`) was typed
+ * in the wrong place: a usage error, as a malformed key is (and as `token revoke` finds it). A
+ * token that does not decode or verify is a failed check of what it holds, as a bad bundle is.
+ * @throws InputError BAD_TOKEN (exit 2) for a value that is not `ct1.…`; AuthError BAD_TOKEN,
+ *   TOKEN_FORGED; LimitError TOKEN_TOO_LARGE (exit 1)
  */
 export function decodeTokenArgument(text: string, crypto: CryptoProvider, where: ErrorLocation): CapabilityToken {
+  const given = text.trim()
+  if (!given.startsWith(`${TOKEN_PREFIX}.`)) {
+    throw usageError('BAD_TOKEN', `expected a token, ${TOKEN_PREFIX}.<payload>.<signature>, got "${given.length > 80 ? `${given.slice(0, 77)}…` : given}"`, where)
+  }
   try {
-    return decodeToken(text.trim(), crypto)
+    return decodeToken(given, crypto)
   } catch (error) {
     if (!(error instanceof CairnError)) throw error
     const message = error.message.slice(error.code.length + 2).replace(/ \(field token\)$/, '')

@@ -12,6 +12,7 @@
  */
 import { assertArray, assertBoolean, assertInteger, assertNonEmptyString, assertNumber, assertObject, assertOptions, assertString, describeType } from '../assert.js'
 import type { EventEnvelope, IngestResult, JsonValue, Right, SpaceLog, VersionVector, CryptoProvider, Identity, LogStore } from '../log/index.js'
+import { assertPublicKey } from '../log/ids.js'
 import { Mutex } from '../log/mutex.js'
 import { relayUrlProblem } from '../sync/relay-url.js'
 import { spliceText, editText as editTextDocument, baseTextDocument, textOf, CLAIM_CLASSES, type ClaimClass } from '../crdt/index.js'
@@ -740,9 +741,14 @@ export class Memory {
     })
   }
 
-  /** Lets another replica's key write to this space (needs the admin right here). */
+  /**
+   * Lets another replica's key write to this space (needs the admin right here). The key must be
+   * one a replica can have (assertPublicKey): a grant to 64 hex characters that are no usable key
+   * would write a grant nobody can use, or (a small-order point) one anybody could.
+   * @throws InputError BAD_HEX, WRONG_LENGTH, BAD_KEY naming `author`; AuthError NOT_AUTHORIZED without the admin right
+   */
   async grant(author: string, rights?: readonly Right[]): Promise<void> {
-    await this.core.write(() => this.engine.log.grant(this.engine.identity, author, rights))
+    await this.core.write(() => this.engine.log.grant(this.engine.identity, assertPublicKey(author, 'author'), rights))
   }
 
   /**

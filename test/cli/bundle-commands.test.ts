@@ -9,7 +9,7 @@
  * to show the exit code reaches the process.
  */
 import { existsSync } from 'node:fs'
-import { cp, readFile, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { runCliInProcess } from '../helpers/cli-process.js'
@@ -18,7 +18,7 @@ import { tempDir } from '../helpers/cli-home.js'
 import { repoRoot, runCli as runProcess, type ProcessResult } from '../helpers/run-cli.js'
 import { expectOneLineError } from '../helpers/cli-expect.js'
 import { zipArchive } from '../helpers/zip-writer.js'
-import { editFile } from '../bundle/helpers/mem-fixtures.js'
+import { editFile, editManifest } from '../bundle/helpers/mem-fixtures.js'
 import { conformancePath } from '../helpers/conformance.js'
 
 type Json = Record<string, unknown>
@@ -260,6 +260,19 @@ describe('validate counts records apart from the other lines of a bundle', () =>
     expect(ok(await run(['validate', sample])).stdout).toMatch(/^valid: .*sample\.mem: \.mem bundle [\d.]+, 4 records, 1 tombstone, 1 vendor line, full export, /)
     const details = JSON.parse(ok(await run(['validate', sample, '--json'])).stdout) as Json
     expect(details).toMatchObject({ valid: true, records: 4, tombstones: 1, vendorLines: 1, auditRows: 0, provenanceEdges: 0, extensionLines: 0 })
+  })
+
+  it('counts what the bundle holds, not what its manifest says it holds (the difference is a warning)', async () => {
+    const sample = await copyOf(conformancePath('fixtures', 'sample.mem'))
+    editManifest(sample, (manifest) => {
+      manifest.counts = { edge: 1, entity: 1, episode: 4, tombstone: 3, vendorThing: 5 }
+    })
+    const text = ok(await run(['validate', sample])).stdout
+    expect(text).toMatch(/^valid: .*sample\.mem: \.mem bundle [\d.]+, 4 records, 1 tombstone, 1 vendor line, full export, /)
+    expect(text).toContain('warning: ')
+    expect(text).toContain('COUNT_MISMATCH: manifest counts 4 episode rows, the bundle holds 2')
+    const details = JSON.parse(ok(await run(['validate', sample, '--json'])).stdout) as Json
+    expect(details).toMatchObject({ valid: true, records: 4, tombstones: 1, vendorLines: 1, counts: { episode: 4, tombstone: 3, vendorThing: 5 } })
   })
 
   it('an Evidence Pack names its audit rows and provenance edges; Cairn\'s extension lines are fields of the records, not vendor lines', async () => {
@@ -633,6 +646,37 @@ describe.concurrent('bad command lines exit 2 with one line naming the flag, bef
     const cwd = await tempDir()
     expect(expectOneLineError(await run(['validate', 'nothing.mem'], { cwd }), 1, 'NOT_FOUND')).toContain('(nothing.mem)')
     expect(expectOneLineError(await run(['import', 'nothing.json', '--from', 'mem0'], { cwd }), 1, 'NOT_FOUND')).toContain('(nothing.json)')
+  })
+
+  it('says a path is a symbolic link that loops, or a device, rather than missing; the home is left as it was', async () => {
+    const cwd = await tempDir()
+    await symlink('loop', path.join(cwd, 'loop'))
+    const home = await newHome()
+    const before = await storeState(home.dir)
+    for (const args of [['validate', 'loop'], ['import', 'loop', '--dir', home.dir], ['import', 'loop', '--from', 'transfer', '--dir', home.dir], ['import', 'loop', '--format', 'pam', '--dir', home.dir]]) {
+      expect(expectOneLineError(await run(args, { cwd }), 1, 'SYMLINK_LOOP')).toMatch(/symbolic link loops.* \(loop\)$/)
+    }
+    for (const args of [['validate', '/dev/null'], ['import', '/dev/null', '--dir', home.dir], ['import', '/dev/zero', '--from', 'transfer', '--dir', home.dir]]) {
+      expect(expectOneLineError(await run(args, { cwd }), 1, 'NOT_A_FILE')).toMatch(/not a regular file or directory .*\(\/dev\/(null|zero)\)$/)
+    }
+    expect(expectOneLineError(await run(['import', '.', '--format', 'pam', '--dir', home.dir], { cwd }), 1, 'NOT_A_FILE')).toContain('not a directory')
+    expect(await storeState(home.dir)).toEqual(before)
+    // A link to a directory is followed as a link to a file is.
+    await mkdir(path.join(cwd, 'notes'))
+    await writeFile(path.join(cwd, 'notes', 'a.txt'), 'Ada likes tea\n')
+    await symlink('notes', path.join(cwd, 'notes-link'))
+    ok(await run(['import', 'notes-link', '--from', 'transfer', '--dir', home.dir], { cwd }))
+  })
+
+  it('refuses a binary file (NUL bytes) as a text source, naming the file and line, and writes nothing', async () => {
+    const cwd = await tempDir()
+    await writeFile(path.join(cwd, 'zeros.txt'), new Uint8Array(64))
+    await writeFile(path.join(cwd, 'zeros.md'), Buffer.concat([Buffer.from('# Notes\n'), new Uint8Array(64)]))
+    const home = await newHome()
+    const before = await storeState(home.dir)
+    expect(expectOneLineError(await run(['import', 'zeros.txt', '--from', 'transfer', '--dir', home.dir], { cwd }), 1, 'BINARY_FILE')).toMatch(/NUL byte.*\(zeros\.txt:1\)$/)
+    expect(expectOneLineError(await run(['import', 'zeros.md', '--from', 'claude-memory', '--dir', home.dir], { cwd }), 1, 'BINARY_FILE')).toMatch(/\(zeros\.md:2\)$/)
+    expect(await storeState(home.dir)).toEqual(before)
   })
 
   it('lists the commands in `cairn --help` and the repeatable flag in `cairn import --help`', async () => {

@@ -140,6 +140,21 @@ describe('cairn remember and get', () => {
     expect(await cairn(dir, 'get', 'persona')).toMatch(/^content +Helpful\.\n {12}Brief\.$/m)
   })
 
+  it('prints what a record holds with terminal escapes shown as \\u escapes, keeping its lines and tabs; --json stays exact', async () => {
+    const dir = await newHome()
+    const text = 'Red \u001b[31malert\u001b]0;title\u0007\nnext\tline\r\u009b2J \u202eevil'
+    const id = (await cairnJson<{ id: string }>(dir, 'remember', text, '--data', JSON.stringify({ 'note\u001b[1m': 'x\u001by' }))).id
+    const shown = await cairn(dir, 'get', id)
+    expect(shown).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/)
+    expect(shown).toMatch(/^details +Red \\u001b\[31malert\\u001b\]0;title\\u0007\n {8,}next\tline\\u000d\\u009b2J \\u202eevil$/m)
+    expect(shown).toMatch(/^note\\u001b\[1m +x\\u001by$/m)
+    const column = (line: string) => /^\S+ +/.exec(line)?.[0].length
+    expect(new Set(shown.trimEnd().split('\n').filter((line) => !line.startsWith(' ')).map(column)).size).toBe(1)
+    for (const args of [['query'], ['history', id]]) expect(await cairn(dir, ...args)).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/)
+    expect(await cairn(dir, 'query')).toContain('Red \\u001b[31malert')
+    expect(await cairnJson(dir, 'get', id)).toMatchObject({ details: text, 'note\u001b[1m': 'x\u001by' })
+  })
+
   it('creates a home where there is none, saying so on stderr', async () => {
     const dir = path.join(await tempDir(), 'fresh')
     const result = await run(['remember', 'first note', '--dir', dir])
@@ -179,6 +194,7 @@ describe('cairn query', () => {
     expect(await ids(f.dir, '--context', 'ctx_home')).toEqual([f.tea])
     expect(await ids(f.dir, '--entity', f.sam)).toEqual([f.fact])
     expect(sorted(await ids(f.dir, '--min-confidence', '0.9'))).toEqual(sorted([f.blackTea, f.fact]))
+    for (const decimal of ['.9', '9e-1', '+0.90']) expect(sorted(await ids(f.dir, '--min-confidence', decimal))).toEqual(sorted([f.blackTea, f.fact]))
     expect(await ids(f.dir, '--kind', 'edge')).toEqual([])
   })
 
@@ -390,6 +406,11 @@ describe('failures', () => {
     { args: ['query', '--limit', '5000'], code: 'OUT_OF_RANGE', names: '(flag --limit)' },
     { args: ['query', '--kind', 'bogus'], code: 'UNKNOWN_KIND', names: '(flag --kind)' },
     { args: ['query', '--min-confidence', 'high'], code: 'BAD_FLAG_VALUE', names: '(flag --min-confidence)' },
+    { args: ['query', '--min-confidence', '0x10'], code: 'BAD_FLAG_VALUE', names: 'expected a decimal number, got "0x10"' },
+    { args: ['query', '--min-confidence', '0b1'], code: 'BAD_FLAG_VALUE', names: 'expected a decimal number, got "0b1"' },
+    { args: ['query', '--min-confidence', '0o1'], code: 'BAD_FLAG_VALUE', names: 'expected a decimal number, got "0o1"' },
+    { args: ['query', '--min-confidence', ' 0.5'], code: 'BAD_FLAG_VALUE', names: 'expected a decimal number, got " 0.5"' },
+    { args: ['query', '--min-confidence', '1e400'], code: 'BAD_FLAG_VALUE', names: 'expected a decimal number, got "1e400"' },
     { args: ['query', '--valid-at', 'yesterday'], code: 'BAD_TIMESTAMP', names: '(flag --valid-at)' },
     { args: ['query', '--tag'], code: 'MISSING_VALUE', names: '(flag --tag)' },
     { args: ['query', 'extra'], code: 'UNEXPECTED_ARGUMENT', names: '"extra"' },

@@ -392,7 +392,13 @@ describe('bad command lines exit 2 with one line', () => {
     ['sync --token given twice', ['sync', 'ws://127.0.0.1:7357', '--token', 'a', '-t', 'b'], 'REPEATED_FLAG'],
     ['token create --all with --kind', ['token', 'create', '--audience', key, '--all', '--kind', 'fact'], 'CONFLICTING_FLAGS'],
     ['token revoke of something that is neither', ['token', 'revoke', 'xyz'], 'BAD_KEY'],
+    // As revoke finds it: no token at all is bad usage; a ct1.… token that does not decode or verify exits 1 (above).
+    ['token inspect of something that is no token', ['token', 'inspect', 'junk'], 'BAD_TOKEN'],
+    ['token inspect of a token id, which is no token', ['token', 'inspect', key], 'BAD_TOKEN'],
     ['grant of a key that is not hex', ['grant', 'bob'], 'BAD_KEY'],
+    ['grant of 64 hex characters that are no point of the curve', ['grant', 'ff'.repeat(32)], 'BAD_KEY'],
+    ['grant of a key that is not a point (y not a square)', ['grant', key], 'BAD_KEY'],
+    ['grant of a small-order point, for which anyone could sign', ['grant', '00'.repeat(32)], 'BAD_KEY'],
     ['init --space that is not an id', ['init', '--space', 'home'], 'BAD_KEY'],
     ['init --space with --name', ['init', '--space', key, '--name', 'x'], 'CONFLICTING_FLAGS'],
   ]

@@ -225,9 +225,22 @@ describe('supersede and valid time', () => {
 })
 
 describe('grants', () => {
+  it('a grant to 64 hex characters that are no usable Ed25519 key is refused, naming the author, writing nothing', async () => {
+    const m = await memory()
+    const before = m.versionVector()
+    // No point of the curve (y past p; y with no x), and points of small order (any verifier that is not strict accepts forged signatures).
+    for (const key of ['ff'.repeat(32), 'ab'.repeat(32), '00'.repeat(32), `01${'00'.repeat(31)}`]) {
+      expect(await refusal(m.grant(key, ['write'])), key).toMatchObject({ code: 'BAD_KEY', where: { field: 'author' } })
+    }
+    expect(await refusal(m.grant('AB'.repeat(32)))).toMatchObject({ code: 'BAD_HEX', where: { field: 'author' } })
+    expect(m.versionVector()).toEqual(before)
+    await m.grant('cd'.repeat(32), ['write'])
+    expect(m.log.rightsOf('cd'.repeat(32))).toEqual(['write'])
+  })
+
   it('revoking an author that holds no rights is refused, writing nothing; a granted one is revoked once', async () => {
     const m = await memory()
-    const other = 'ab'.repeat(32)
+    const other = 'cd'.repeat(32)
     const before = m.versionVector()
     expect(await refusal(m.revoke(other))).toMatchObject({ code: 'NOT_GRANTED', where: { field: 'author' } })
     expect(m.versionVector()).toEqual(before)

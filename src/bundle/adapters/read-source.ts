@@ -14,10 +14,11 @@
  *   as NOTHING_RECOGNIZED: it is most likely not that system's export. An export with no entries
  *   at all (`[]`) is not refused: it imports nothing, as before.
  */
-import { lstat, open as openFile, readdir, readFile, stat } from 'node:fs/promises'
+import { open as openFile, readdir, readFile, stat } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import { InputError, LimitError } from '../../errors.js'
 import { compareCodePoints } from '../../log/index.js'
+import { statSourcePath } from '../source-path.js'
 import { ADAPTERS, DETECT_BYTES, detectSource } from './registry.js'
 import { MAX_SOURCE_BYTES, baseName } from './source-text.js'
 import { SOURCE_NAMES, type AdapterOptions, type AdapterResult, type AdapterWarning, type SourceFile, type SourceName } from './types.js'
@@ -162,20 +163,19 @@ async function fileStart(path: string, bytes: number): Promise<Uint8Array> {
 
 /**
  * Reads the files of a source at `path` (a file, a directory, or a zip archive).
- * @throws InputError NOT_FOUND, UNKNOWN_SOURCE, NO_FILES, BAD_ARCHIVE, ENCRYPTED_ENTRY; LimitError FILE_TOO_LARGE,
+ * @throws InputError NOT_FOUND, SYMLINK_LOOP, UNREADABLE, NOT_A_FILE (statSourcePath), UNKNOWN_SOURCE, NO_FILES, BAD_ARCHIVE, ENCRYPTED_ENTRY; LimitError FILE_TOO_LARGE,
  *   SOURCE_TOO_LARGE, TOO_MANY_FILES
  */
 export async function readSource(path: string, options: ReadSourceOptions = {}): Promise<SourceRead> {
   if (options.from !== undefined && !(SOURCE_NAMES as readonly string[]).includes(options.from)) {
     throw new InputError('UNKNOWN_SOURCE', `${JSON.stringify(String(options.from))} is not a source; expected one of ${SOURCE_NAMES.join(', ')}`, { flag: '--from' })
   }
-  const info = await lstat(path).catch(() => undefined)
-  if (info === undefined) throw new InputError('NOT_FOUND', 'no such file or directory', { file: path })
+  // The path given is followed when it is a symlink (to a file, an archive or a directory).
+  const info = await statSourcePath(path)
   const warnings: AdapterWarning[] = []
-  if (!info.isDirectory()) {
+  if (info.isFile()) {
     const label = baseName(path)
-    // A symlink to an archive is followed, as a symlink to a file is (readBounded stats the target).
-    if ((await stat(path)).isFile() && isZipStart(await fileStart(path, 4))) {
+    if (isZipStart(await fileStart(path, 4))) {
       const zip = await openZip(path, label, MAX_SOURCE_FILES)
       try {
         return await readTree(zip, label, 'archive', options, warnings)

@@ -1,7 +1,7 @@
 /**
  * Source files as text: strict UTF-8 decoding, size limits, and lines with their numbers.
  *
- * Invariant: what comes out is well-formed text (no lone surrogates, no BOM) no larger than
+ * Invariant: what comes out is well-formed text (no lone surrogates, no NUL, no BOM) no larger than
  * MAX_SOURCE_BYTES, and every line handed to a line-based adapter is at most MAX_LINE_BYTES;
  * anything else is refused with the file (and line) named, before any record is built.
  */
@@ -45,6 +45,13 @@ function badUtf8Line(bytes: Uint8Array): number {
   return line
 }
 
+/** The line (1-based) holding the character at `index` of `text`. */
+function lineAt(text: string, index: number): number {
+  let line = 1
+  for (let at = text.indexOf('\n'); at !== -1 && at < index; at = text.indexOf('\n', at + 1)) line++
+  return line
+}
+
 /** The line (1-based) holding the first lone surrogate of `text`. */
 function loneSurrogateLine(text: string): number {
   let line = 1
@@ -62,7 +69,8 @@ function loneSurrogateLine(text: string): number {
 
 /**
  * The text of a source file: bytes decoded as strict UTF-8, a leading BOM dropped.
- * @throws LimitError FILE_TOO_LARGE; InputError BAD_UTF8, BAD_STRING (a lone surrogate)
+ * @throws LimitError FILE_TOO_LARGE; InputError BAD_UTF8, BAD_STRING (a lone surrogate),
+ *   BINARY_FILE (a NUL byte: no text source holds one, and a binary file would import as text)
  */
 export function decodeSource(file: SourceFile): string {
   const { path, content } = file
@@ -86,6 +94,8 @@ export function decodeSource(file: SourceFile): string {
       throw new InputError('BAD_UTF8', 'the file is not UTF-8', { file: path, line: badUtf8Line(content) })
     }
   }
+  const nul = text.indexOf('\0')
+  if (nul !== -1) throw new InputError('BINARY_FILE', 'the file holds a NUL byte: a binary file, not text', { file: path, line: lineAt(text, nul) })
   return text.startsWith(BOM) ? text.slice(1) : text
 }
 

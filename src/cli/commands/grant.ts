@@ -8,10 +8,12 @@
  * terms of `token create` rather than the log's (an event's causal past).
  */
 import { AuthError, canonicalJson } from '../../index.js'
+import { assertPublicKey } from '../../log/ids.js'
 import { EXIT_OK } from '../command.js'
 import { DIR_FLAG, resolveHomeDir, withMemory } from '../home.js'
 import { JSON_FLAG } from '../memory-flags.js'
 import { defineOperandCommand } from '../operand-command.js'
+import { markUsage } from '../operand-args.js'
 import { hexKey } from '../sync-flags.js'
 
 export const grantCommand = defineOperandCommand({
@@ -33,6 +35,11 @@ Prints the grant; with --json {"author": hex, "rights": [...]}.`,
   },
   async run(flags, operands, context) {
     const author = hexKey(operands['author-key'] as string, { field: '<author-key>' }, 'an author key')
+    try {
+      assertPublicKey(author, { field: '<author-key>' })
+    } catch (error) {
+      throw markUsage(error as Error)
+    }
     const rights = flags.admin ? ['write', 'admin'] as const : ['write'] as const
     const dir = resolveHomeDir(context.cwd, flags.dir)
     await withMemory(dir, { create: false }, async (memory) => {

@@ -11,7 +11,6 @@
  * ends the import between two written batches, never inside one, and says how far it got
  * (INTERRUPTED, exit 1): import is idempotent, so running it again finishes it.
  */
-import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import {
   CairnError, detectBundleFormat, InputError, shortId, SOURCE_NAMES, StorageError,
@@ -20,6 +19,7 @@ import {
 import {
   bundlePath, FORMAT_FLAG, formatFlag, sourceFlag, TRUSTED_KEY_FLAG, trustedKeysFlag, type BundlePath,
 } from '../bundle-flags.js'
+import { statSourcePath } from '../../bundle/source-path.js'
 import { restate, withBundleErrors } from '../bundle-errors.js'
 import { BundleProgress } from '../bundle-progress.js'
 import { describeImport, jsonLine } from '../bundle-report.js'
@@ -51,8 +51,7 @@ async function targetOf(source: BundlePath, flags: { from: string | undefined; s
   if (from !== undefined) {
     if (format !== undefined) throw usageError('CONFLICTING_FLAGS', '--from reads another system\'s export; --format is for Cairn bundles', { flag: '--format' })
     if (trustedKeys.length > 0) throw usageError('CONFLICTING_FLAGS', 'other systems\' exports carry no signature; --trusted-key is for .mem and PAM bundles', { flag: '--trusted-key' })
-    const exists = await fs.stat(source.resolved).then(() => true, () => false)
-    if (!exists) throw new InputError('NOT_FOUND', 'no such file or directory', { file: source.given })
+    await statSourcePath(source.resolved, source.given)
     return { from, ...(producer !== undefined ? { source: producer } : {}) }
   }
   const detected = format ?? await withBundleErrors(source, () => detectBundleFormat(source.resolved)).catch((error: unknown) => {

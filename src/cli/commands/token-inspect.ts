@@ -4,7 +4,8 @@
  * whether the token is revoked and whether its issuer is an admin there, as a relay would.
  *
  * Invariant: a token whose signature does not verify is never described as if it were valid:
- * it exits 1 with TOKEN_FORGED (or BAD_TOKEN when it does not decode at all).
+ * it exits 1 with TOKEN_FORGED (or BAD_TOKEN when it does not decode at all); an operand that
+ * is no token (not ct1.…) is a usage error, exit 2, as in `token revoke`.
  */
 import { canonicalJson, defaultCrypto, type CapabilityToken, type JsonValue, type Memory } from '../../index.js'
 import { EXIT_OK } from '../command.js'
@@ -37,7 +38,7 @@ and whether it has expired, once its signature verifies against the issuer's key
 the space there (a relay refuses the token otherwise). With --json one object: the token's
 fields (times in ms since the epoch) plus "expired", and "revoked" and "issuerIsAdmin" with
 --dir. Exits 1 with TOKEN_FORGED when the signature does not verify, BAD_TOKEN when it does
-not decode.`,
+not decode; exits 2 with BAD_TOKEN when <token> is no token at all (not ct1.…).`,
   operands: [{ name: 'token', description: 'the token, ct1.…', required: true }],
   flags: {
     dir: { ...DIR_FLAG, description: 'also check revocation and the issuer\'s right in this home' },

@@ -6,8 +6,8 @@
  * stdout and one `cairn: INVALID_BUNDLE: …` line on stderr naming the first, as `cairn verify`
  * does for a store. Nothing is written anywhere.
  */
-import { promises as fs } from 'node:fs'
-import { canonicalJson, detectBundleFormat, InputError, type BundleFormat } from '../../index.js'
+import { canonicalJson, detectBundleFormat, type BundleFormat } from '../../index.js'
+import { statSourcePath } from '../../bundle/source-path.js'
 import { bundlePath, FORMAT_FLAG, formatFlag, TRUSTED_KEY_FLAG, trustedKeysFlag, type BundlePath } from '../bundle-flags.js'
 import { withBundleErrors } from '../bundle-errors.js'
 import { problemJson, problemLine } from '../bundle-problems.js'
@@ -19,8 +19,7 @@ import { defineOperandCommand } from '../operand-command.js'
 import { usageError } from '../operand-args.js'
 
 async function formatOf(source: BundlePath, given: BundleFormat | undefined): Promise<BundleFormat> {
-  const exists = await fs.stat(source.resolved).then(() => true, () => false)
-  if (!exists) throw new InputError('NOT_FOUND', 'no such file or directory', { file: source.given })
+  await statSourcePath(source.resolved, source.given)
   return given ?? withBundleErrors(source, () => detectBundleFormat(source.resolved))
 }
 

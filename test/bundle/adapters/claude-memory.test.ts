@@ -82,4 +82,10 @@ describe('Claude memory files', () => {
     const error = refusal(() => parseClaudeMemory({ files: [{ path: 'bad.md', content: new Uint8Array([0x61, 0x0a, 0x62, 0xff, 0x0a]) }] }, fixedOptions()))
     expect(error).toMatchObject({ code: 'BAD_UTF8', where: { file: 'bad.md', line: 2 } })
   })
+
+  it('refuses a binary file (a NUL byte), naming the file and line, as bytes or as text', () => {
+    const bytes = refusal(() => parseClaudeMemory({ files: [{ path: 'a.md', content: 'alpha' }, { path: 'bin.md', content: new Uint8Array([0x61, 0x0a, 0x62, 0x00, 0x00, 0x0a]) }] }, fixedOptions()))
+    expect(bytes).toMatchObject({ code: 'BINARY_FILE', where: { file: 'bin.md', line: 2 } })
+    expect(refusal(() => parseClaudeMemory({ files: [{ path: 'nul.md', content: '\0\0\0' }] }, fixedOptions()))).toMatchObject({ code: 'BINARY_FILE', where: { file: 'nul.md', line: 1 } })
+  })
 })
