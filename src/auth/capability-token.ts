@@ -16,6 +16,7 @@ import {
   type AuthorKey, type CryptoProvider, type Identity, type SpaceId,
 } from '../log/index.js'
 import { LAST_TIMESTAMP_MS } from '../projection/index.js'
+import { assertPublicKey } from '../log/ids.js'
 import { parseScope, type TokenScope } from './token-scope.js'
 
 export const TOKEN_PREFIX = 'ct1'
@@ -86,7 +87,7 @@ export function createToken(issuer: Identity, space: string, request: TokenReque
     id: bytesToHex(crypto.randomBytes(32)),
     space: assertSpaceId(space, 'space'),
     issuer: issuer.author,
-    audience: assertAuthorKey(raw.audience, 'token.audience'),
+    audience: assertPublicKey(raw.audience, 'token.audience'),
     scope: parseScope(raw.scope ?? { all: true }, 'token.scope'),
     permissions,
     issuedAt: nowMs,

@@ -30,16 +30,23 @@ export function assertAuthorKey(value: unknown, label: string | ErrorLocation): 
  */
 export function assertPublicKey(value: unknown, label: string | ErrorLocation): AuthorKey {
   const key = assertAuthorKey(value, label)
-  let isUsable: boolean
-  try {
-    isUsable = !ed.Point.fromHex(key, false).isSmallOrder()
-  } catch {
-    isUsable = false
-  }
-  if (!isUsable) {
+  if (!isUsablePublicKey(key)) {
     throw new InputError('BAD_KEY', 'not an Ed25519 public key: the 64 hex characters are no point of the curve, or one of small order', typeof label === 'string' ? { field: label } : label)
   }
   return key
+}
+
+/**
+ * Whether 64 hex characters are a key that can sign (assertPublicKey's test). A key of small
+ * order verifies signatures nobody made: with the identity point as the key, R the identity and
+ * s = 0 verify for every message.
+ */
+export function isUsablePublicKey(key: string): boolean {
+  try {
+    return !ed.Point.fromHex(key, false).isSmallOrder()
+  } catch {
+    return false
+  }
 }
 
 export function assertSpaceId(value: unknown, label: string | ErrorLocation): SpaceId {

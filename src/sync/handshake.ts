@@ -3,6 +3,7 @@
  * signs it (with the space and both keys, see handshakeSignable) to prove it holds its key, so
  * a relay serves a space to a peer only after the peer proved the key its token names.
  */
+import { isUsablePublicKey } from '../log/ids.js'
 import { handshakeSignable, type CryptoProvider, type Identity } from '../log/index.js'
 import { NONCE_BYTES } from './messages.js'
 
@@ -23,5 +24,8 @@ export function checkProof(
   prover: string,
   verifier: string,
 ): boolean {
+  // A key of small order (or no point at all) proves nothing: a forged proof verifies under it,
+  // so a token issued to such a key could be presented by anyone.
+  if (!isUsablePublicKey(prover)) return false
   return crypto.verify(proof, handshakeSignable(role, ownNonce, space, prover, verifier), prover)
 }

@@ -7,7 +7,7 @@
 import { WebSocketServer } from 'ws'
 import { afterEach, expect, it } from 'vitest'
 import { defaultCrypto, Identity } from '../../src/log/index.js'
-import { newNonce, proveKey } from '../../src/sync/handshake.js'
+import { checkProof, newNonce, proveKey } from '../../src/sync/handshake.js'
 import { decodeMessage, encodeMessage, type Message } from '../../src/sync/messages.js'
 import { failureOf, openOwner, sleep, startSync, Teardown, waitFor } from '../helpers/sync-fixtures.js'
 
@@ -191,4 +191,21 @@ it('a relay that closes right after ready (restarting, say) is tried again: the 
   await waitFor(() => connections >= 3, 'the client to try again after each close')
   expect(client.status).not.toBe('error')
   expect(errors).not.toContain('UNEXPECTED_FRAME')
+})
+
+it('takes no proof from a key of small order: the all-identity signature verifies under it for any nonce', () => {
+  const crypto = defaultCrypto()
+  const space = 'ab'.repeat(32)
+  const verifier = Identity.generate(crypto)
+  const nonce = newNonce(crypto)
+  // R = the identity point, s = 0: Ed25519's equation holds for every message under this key.
+  const identityPoint = `01${'00'.repeat(31)}`
+  const forged = new Uint8Array(64)
+  forged[0] = 1
+  expect(crypto.verify(forged, nonce, identityPoint)).toBe(true)
+  expect(checkProof(crypto, forged, 'client', nonce, space, identityPoint, verifier.author)).toBe(false)
+  // A real key's proof still checks, and a forged one under it does not.
+  const prover = Identity.generate(crypto)
+  expect(checkProof(crypto, proveKey(prover, 'client', nonce, space, verifier.author), 'client', nonce, space, prover.author, verifier.author)).toBe(true)
+  expect(checkProof(crypto, forged, 'client', nonce, space, prover.author, verifier.author)).toBe(false)
 })

@@ -205,6 +205,11 @@ describe('capability tokens (units)', () => {
     expect(refusal(() => issue({ permissions: [] })).code).toBe('EMPTY')
     expect(refusal(() => issue({ permissions: ['read', 'fly'] })).where.field).toBe('token.permissions[1]')
     expect(refusal(() => issue({ audience: 'AB'.repeat(32) })).where.field).toBe('token.audience')
+    // No key anyone holds: the identity point (small order: forged proofs verify under it) and
+    // 32 bytes that decode to no point of the curve.
+    for (const audience of [`01${'00'.repeat(31)}`, 'ff'.repeat(32)]) {
+      expect(refusal(() => issue({ audience })), audience).toMatchObject({ code: 'BAD_KEY', where: { field: 'token.audience' } })
+    }
     expect(refusal(() => issue({ scope: {} })).code).toBe('EMPTY_SCOPE')
     // A tag predicate that names no tag would hold for every record: it is no scope at all.
     for (const tags of [{}, { any: [] }, { all: [], none: [] }, { any: [], all: [], none: [] }]) {
