@@ -200,9 +200,10 @@ export class LevelLogStorage implements LogStorage {
   /**
    * classic-level's chained batch hands each operation to LevelDB's write batch as it is added;
    * an array batch first copies every operation into an object of its own and has the binding
-   * read three properties of each. The synchronous part of a 28,000-put batch (a projection
-   * batch of an import) took ~12-25 ms instead of ~35-50 (bench/README.md, `log`). Atomic all
-   * the same: LevelDB applies the write batch whole.
+   * read three properties of each. On the writer's thread a put of a 28,000-put batch (an
+   * import's projection batch) costs ~0.5-0.65 µs instead of ~0.95-1.0 (`npm run bench --
+   * level-batch`); LevelDB's own work is the same. Atomic all the same: LevelDB applies the
+   * write batch whole.
    */
   private writeChained(writes: readonly StorageWrite[]): Promise<void> {
     const batch = this.db.batch()
