@@ -92,6 +92,9 @@ function describeOffender(tokens: readonly Token[], options: NodeOptions, comman
   return undefined
 }
 
+/** How much of each value REPEATED_FLAG quotes. */
+const MAX_SHOWN_VALUE = 24
+
 /**
  * A flag that takes one value given more than once (`--dir a --dir b`, `-d a --dir b`): which
  * one was meant is a guess, so neither is taken. Switches (`--json --json`) say the same thing
@@ -108,7 +111,12 @@ export function repeatedFlag(tokens: readonly { readonly kind: string; readonly 
       seen.set(token.name, { rawName, value: token.value })
       continue
     }
-    const values = `${first.rawName} "${first.value ?? ''}", then ${rawName} "${token.value ?? ''}"`
+    // Each value cut short: a token or a long path given twice need not be printed whole.
+    const shown = (value: string | undefined): string => {
+      const text = value ?? ''
+      return `"${text.length > MAX_SHOWN_VALUE ? `${text.slice(0, MAX_SHOWN_VALUE)}…` : text}"`
+    }
+    const values = `${first.rawName} ${shown(first.value)}, then ${rawName} ${shown(token.value)}`
     return new InputError('REPEATED_FLAG', `this flag takes one value and was given more than once (${values}); give it once`, { flag: `--${token.name}` })
   }
   return undefined

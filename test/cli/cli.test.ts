@@ -204,6 +204,8 @@ describe.concurrent('bad command lines exit 2 with one line naming the offender'
     { args: ['init', '--dir='], code: 'EMPTY_VALUE', names: '(flag --dir)' },
     { args: ['log', '--dir', 'a', '--dir', 'b'], code: 'REPEATED_FLAG', names: '(--dir "a", then --dir "b"); give it once (flag --dir)' },
     { args: ['init', '-d', 'a', '--dir=a'], code: 'REPEATED_FLAG', names: '-d "a", then --dir "a"' },
+    // A long value (a token, a path) is quoted cut short, not whole.
+    { args: ['log', '--dir', 'x'.repeat(30), '--dir', 'b'], code: 'REPEATED_FLAG', names: `(--dir "${'x'.repeat(24)}…", then --dir "b")` },
     { args: ['log', 'extra'], code: 'UNEXPECTED_ARGUMENT', names: '"extra"' },
     { args: ['frob'], code: 'UNKNOWN_COMMAND', names: 'commands: init, log, verify' },
     { args: ['--json'], code: 'UNKNOWN_FLAG', names: '(flag --json)' },
