@@ -53,6 +53,9 @@ describe('.mem writer edges', () => {
     expect((await refusalOf(() => writeMemBundle(parent, emptyContent(), OPTIONS))).code).toBe('TARGET_NOT_EMPTY')
     expect(listFiles(parent)).toEqual(['keep.txt'])
     expect((await refusalOf(() => writeMemBundle(path.join(parent, 'keep.txt'), emptyContent(), OPTIONS))).code).toBe('NOT_A_DIRECTORY')
+    // Below a file: named as such, without node's message and its second copy of the path.
+    const below = await refusalOf(() => writeMemBundle(path.join(parent, 'keep.txt', 'out.mem'), emptyContent(), OPTIONS))
+    expect({ code: below.code, message: below.message }).toEqual({ code: 'NOT_A_DIRECTORY', message: expect.not.stringContaining('ENOTDIR') })
     expect(readFileSync(path.join(parent, 'keep.txt'), 'utf8')).toBe('mine')
     const empty = path.join(parent, 'empty.mem')
     mkdirSync(empty)

@@ -23,8 +23,11 @@ async function assertWritableTarget(target: string): Promise<void> {
   try {
     isDirectory = (await stat(target)).isDirectory()
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return
-    throw new StorageError('UNREADABLE', `cannot inspect the target: ${String(error)}`, { path: target })
+    const code = (error as { code?: unknown }).code
+    if (code === 'ENOENT') return
+    // A file where a folder of the path should be: said as such, not as node's message (which repeats the path).
+    if (code === 'ENOTDIR') throw new InputError('NOT_A_DIRECTORY', 'a folder on the way to the bundle target is a file', { path: target }, { cause: error })
+    throw new StorageError('UNREADABLE', `cannot inspect the target (${typeof code === 'string' ? code : String(error)})`, { path: target }, { cause: error })
   }
   if (!isDirectory) throw new InputError('NOT_A_DIRECTORY', 'the bundle target exists and is not a directory', { path: target })
   if ((await readdir(target)).length > 0) throw new InputError('TARGET_NOT_EMPTY', 'the bundle target is not empty; remove it or choose another', { path: target })
