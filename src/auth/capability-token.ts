@@ -16,6 +16,7 @@ import {
   type AuthorKey, type CryptoProvider, type Identity, type SpaceId,
 } from '../log/index.js'
 import { LAST_TIMESTAMP_MS } from '../projection/index.js'
+import { decodeBase64urlExactly } from '../log/bytes.js'
 import { assertPublicKey } from '../log/ids.js'
 import { parseScope, type TokenScope } from './token-scope.js'
 
@@ -53,19 +54,6 @@ export interface TokenRequest {
 
 /** Ed25519 signatures are this long. */
 const SIGNATURE_BYTES = 64
-const BASE64URL = /^[A-Za-z0-9_-]*$/
-
-/**
- * The bytes of one part of a token, when it is spelt as createToken spells it: unpadded
- * base64url. Node decodes any text, skipping what it does not know (padding, spaces, stray
- * characters), so a token copied wrong would otherwise decode to other bytes, or to the same
- * bytes under another spelling.
- */
-function base64urlPart(text: string): Buffer | undefined {
-  const bytes = Buffer.from(text, 'base64url')
-  return BASE64URL.test(text) && bytes.toString('base64url') === text ? bytes : undefined
-}
-
 const NOT_BASE64URL = 'is not base64url (A-Z, a-z, 0-9, - and _, no padding): the token was copied wrong'
 
 function payloadOf(token: CapabilityToken): string {
@@ -110,7 +98,7 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
   let token: CapabilityToken
   let payload: Buffer
   try {
-    const bytes = base64urlPart(parts[1] as string)
+    const bytes = decodeBase64urlExactly(parts[1] as string)
     if (bytes === undefined) throw new InputError('BAD_BASE64', `the payload ${NOT_BASE64URL}`, { field: 'token' })
     payload = bytes
     // Quoting undecodable bytes back in the message would print noise.
@@ -139,7 +127,7 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
     const why = error instanceof CairnError ? `${error.code}: ${error.reason}${error.where.field !== undefined && error.where.field !== 'token' ? ` (${error.where.field})` : ''}` : (error as Error).message
     throw new AuthError('BAD_TOKEN', `token does not decode: ${why}`, { field: 'token' }, { cause: error })
   }
-  const signature = base64urlPart(parts[2] as string)
+  const signature = decodeBase64urlExactly(parts[2] as string)
   if (signature === undefined) throw new AuthError('BAD_TOKEN', `the signature ${NOT_BASE64URL}`, { field: 'token' })
   if (signature.length !== SIGNATURE_BYTES) {
     throw new AuthError('BAD_TOKEN', `the signature is ${signature.length} bytes, not ${SIGNATURE_BYTES}: the token was cut short or copied wrong`, { field: 'token' })

@@ -92,8 +92,13 @@ function describeOffender(tokens: readonly Token[], options: NodeOptions, comman
   return undefined
 }
 
-/** How much of each value REPEATED_FLAG quotes. */
+/** How much of each value REPEATED_FLAG quotes: a token or a long path given twice need not be printed whole. */
 const MAX_SHOWN_VALUE = 24
+
+function quotedShort(value: string | undefined): string {
+  const text = value ?? ''
+  return `"${text.length > MAX_SHOWN_VALUE ? `${text.slice(0, MAX_SHOWN_VALUE)}…` : text}"`
+}
 
 /**
  * A flag that takes one value given more than once (`--dir a --dir b`, `-d a --dir b`): which
@@ -111,12 +116,7 @@ export function repeatedFlag(tokens: readonly { readonly kind: string; readonly 
       seen.set(token.name, { rawName, value: token.value })
       continue
     }
-    // Each value cut short: a token or a long path given twice need not be printed whole.
-    const shown = (value: string | undefined): string => {
-      const text = value ?? ''
-      return `"${text.length > MAX_SHOWN_VALUE ? `${text.slice(0, MAX_SHOWN_VALUE)}…` : text}"`
-    }
-    const values = `${first.rawName} ${shown(first.value)}, then ${rawName} ${shown(token.value)}`
+    const values = `${first.rawName} ${quotedShort(first.value)}, then ${rawName} ${quotedShort(token.value)}`
     return new InputError('REPEATED_FLAG', `this flag takes one value and was given more than once (${values}); give it once`, { flag: `--${token.name}` })
   }
   return undefined

@@ -40,3 +40,17 @@ export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) difference |= (a[i] as number) ^ (b[i] as number)
   return difference === 0
 }
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/
+
+/**
+ * The bytes of `text` when it is unpadded base64url exactly as encoding them spells it, else
+ * undefined. Node's decoder reads any text, skipping what it does not know (padding, spaces,
+ * stray characters), so text copied wrong would otherwise decode to other bytes, or to the same
+ * bytes under another spelling.
+ */
+export function decodeBase64urlExactly(text: string): Buffer | undefined {
+  if (!BASE64URL.test(text)) return undefined
+  const bytes = Buffer.from(text, 'base64url')
+  return bytes.toString('base64url') === text ? bytes : undefined
+}

@@ -5,13 +5,14 @@
  * index's prefix. A cursor from another query, or a string that is no cursor at all, is refused
  * instead of being read as a position (that silently skipped or repeated records).
  */
+import { isUtf8 } from 'node:buffer'
 import { createHash } from 'node:crypto'
 import { InputError } from '../errors.js'
+import { decodeBase64urlExactly } from '../log/bytes.js'
 import { canonicalJson, type JsonValue } from '../log/index.js'
 import type { RecordFilter } from './projection-reader.js'
 
 const SCOPE_LENGTH = 16
-const BASE64URL = /^[A-Za-z0-9_-]+$/
 
 /** A list as a set: sorted, each member once (the order a caller lists kinds or tags in means nothing). */
 function asSet(value: string | readonly string[] | undefined): string[] | undefined {
@@ -39,9 +40,10 @@ export function encodeCursor(scope: string, key: string): string {
  * @throws InputError BAD_CURSOR naming `query.cursor`
  */
 export function decodeCursor(cursor: string, scope: string): string {
-  const text = BASE64URL.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : ''
-  // Decoding is lenient (it skips stray characters): only a cursor that encodes back to itself is one.
-  if (Buffer.from(text, 'utf8').toString('base64url') !== cursor || text.length <= SCOPE_LENGTH || text[SCOPE_LENGTH] !== ':') {
+  // Only a cursor spelt as encoding spells it, of UTF-8 text, is one.
+  const bytes = decodeBase64urlExactly(cursor)
+  const text = bytes !== undefined && isUtf8(bytes) ? bytes.toString('utf8') : ''
+  if (text.length <= SCOPE_LENGTH || text[SCOPE_LENGTH] !== ':') {
     throw new InputError('BAD_CURSOR', 'not a cursor a query returned', { field: 'query.cursor' })
   }
   if (text.slice(0, SCOPE_LENGTH) !== scope) {

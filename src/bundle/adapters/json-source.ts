@@ -11,7 +11,7 @@ import { parseJson, type JsonValue } from '../../log/index.js'
 
 /** The log's canonical JSON nesting limit (MAX_JSON_DEPTH, which log/index does not export). */
 const MAX_JSON_DEPTH = 256
-import { splitLines } from './source-text.js'
+import { lineAndColumn, splitLines } from './source-text.js'
 
 const STRING_TOKEN = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
 const NUMBER_TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
@@ -89,18 +89,6 @@ export function locateJsonError(text: string): JsonErrorPosition | undefined {
     else if (!token(NUMBER_TOKEN)) return fail('expected a JSON value')
     state = 'after'
   }
-}
-
-function lineAndColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1
-  let start = 0
-  for (let i = 0; i < offset && i < text.length; i++) {
-    if (text.charCodeAt(i) === 0x0a) {
-      line++
-      start = i + 1
-    }
-  }
-  return { line, column: offset - start + 1 }
 }
 
 /**

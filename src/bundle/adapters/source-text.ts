@@ -45,11 +45,17 @@ function badUtf8Line(bytes: Uint8Array): number {
   return line
 }
 
-/** The line (1-based) holding the character at `index` of `text`. */
-function lineAt(text: string, index: number): number {
+/** Where the character at `offset` of `text` is: its line and column, both 1-based. */
+export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   let line = 1
-  for (let at = text.indexOf('\n'); at !== -1 && at < index; at = text.indexOf('\n', at + 1)) line++
-  return line
+  let start = 0
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 0x0a) {
+      line++
+      start = i + 1
+    }
+  }
+  return { line, column: offset - start + 1 }
 }
 
 /** The line (1-based) holding the first lone surrogate of `text`. */
@@ -95,7 +101,7 @@ export function decodeSource(file: SourceFile): string {
     }
   }
   const nul = text.indexOf('\0')
-  if (nul !== -1) throw new InputError('BINARY_FILE', 'the file holds a NUL byte: a binary file, not text', { file: path, line: lineAt(text, nul) })
+  if (nul !== -1) throw new InputError('BINARY_FILE', 'the file holds a NUL byte: a binary file, not text', { file: path, line: lineAndColumn(text, nul).line })
   return text.startsWith(BOM) ? text.slice(1) : text
 }
 
