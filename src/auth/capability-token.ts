@@ -117,6 +117,11 @@ export function decodeToken(text: unknown, crypto: CryptoProvider): CapabilityTo
       expiresAt: assertInteger(raw.expiresAt, 'token.expiresAt', 0, LAST_TIMESTAMP_MS),
     }
     if (payloadOf(token) !== payload.toString('utf8')) throw new InputError('NOT_CANONICAL', 'payload is not canonical', { field: 'token' })
+    // createToken gives every token a lifetime of at least 1 ms; one that ends before it begins
+    // would read as expired (or, with the skew allowance, valid) for no reason a holder can see.
+    if (token.expiresAt <= token.issuedAt) {
+      throw new InputError('BAD_LIFETIME', `it expires (${new Date(token.expiresAt).toISOString()}) no later than it was issued (${new Date(token.issuedAt).toISOString()})`, { field: 'token.expiresAt' })
+    }
     // Permissions as createToken writes them: at least one, each once, sorted.
     const { permissions } = token
     if (permissions.length === 0 || permissions.some((permission, i) => i > 0 && (permissions[i - 1] as string) >= permission)) {

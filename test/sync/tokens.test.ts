@@ -201,6 +201,19 @@ describe('capability tokens (units)', () => {
     }
   })
 
+  it('refuses a token that expires no later than it was issued, even signed by the issuer', () => {
+    const signed = (change: (claims: Record<string, unknown>) => void): string => {
+      const [prefix, payload] = withClaims(issue(), change).split('.') as [string, string]
+      return `${prefix}.${payload}.${Buffer.from(owner.sign(tokenSignable(Buffer.from(payload, 'base64url')))).toString('base64url')}`
+    }
+    for (const lifetime of [0, -1, -HOUR_MS]) {
+      const error = refusal(() => decodeToken(signed((claims) => { claims.expiresAt = (claims.issuedAt as number) + lifetime }), crypto))
+      expect(error.code, String(lifetime)).toBe('BAD_TOKEN')
+      expect(error.message).toMatch(/BAD_LIFETIME: it expires \(.+\) no later than it was issued \(.+\) \(token\.expiresAt\)/)
+    }
+    expect(decodeToken(signed((claims) => { claims.expiresAt = (claims.issuedAt as number) + 1 }), crypto).expiresAt).toBeGreaterThan(0)
+  })
+
   it('refuses bad requests naming the field', () => {
     expect(refusal(() => issue({ permissions: [] })).code).toBe('EMPTY')
     expect(refusal(() => issue({ permissions: ['read', 'fly'] })).where.field).toBe('token.permissions[1]')
