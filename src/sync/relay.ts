@@ -30,7 +30,7 @@ import { checkProof, newNonce, proveKey } from './handshake.js'
 import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, WITHHOLDING_VERSION, type Message, type WithheldEvent } from './messages.js'
 import { RelayEndpoint, type PeerAccess } from './relay-endpoint.js'
 import { SyncSession, wireMessage } from './sync-session.js'
-import { CLOSE_POLICY, CLOSE_PROTOCOL, CountingTransport, WebSocketTransport, type TrafficCounter, type Transport } from './transport.js'
+import { CLOSE_PEER_TIMEOUT, CLOSE_POLICY, CLOSE_PROTOCOL, CountingTransport, DEFAULT_HEARTBEAT_MS, WebSocketTransport, type TrafficCounter, type Transport } from './transport.js'
 
 export const HANDSHAKE_TIMEOUT_MS = 10_000
 
@@ -44,6 +44,12 @@ export interface RelayOptions {
   readonly crypto?: CryptoProvider
   /** How long a connection may take to finish its handshake (default HANDSHAKE_TIMEOUT_MS). */
   readonly handshakeTimeoutMs?: number
+  /**
+   * Each connection's heartbeat (default DEFAULT_HEARTBEAT_MS, 15 s; 0: none): a peer silent for
+   * a whole interval after a ping is cut off and its session ends (PEER_TIMEOUT), so sessions of
+   * peers gone without a word do not pile up. See WebSocketTransportOptions.
+   */
+  readonly heartbeatMs?: number
 }
 
 /** A peer that proved its key and got a session, as the relay's events report it. */
@@ -120,8 +126,9 @@ export class Relay {
     readonly identity: Identity,
     private readonly clock: Clock,
     private readonly handshakeTimeoutMs: number,
+    private readonly heartbeatMs: number,
   ) {
-    server.on('connection', (socket) => this.accept(new CountingTransport(new WebSocketTransport(socket), this.traffic)))
+    server.on('connection', (socket) => this.accept(new CountingTransport(new WebSocketTransport(socket, { heartbeatMs }), this.traffic)))
   }
 
   /** Starts a relay listening on `port` (0: any free port) and `host` (default 127.0.0.1). */
@@ -129,6 +136,9 @@ export class Relay {
     const handshakeTimeoutMs = options.handshakeTimeoutMs === undefined
       ? HANDSHAKE_TIMEOUT_MS
       : assertInteger(options.handshakeTimeoutMs, 'options.handshakeTimeoutMs', 1)
+    const heartbeatMs = options.heartbeatMs === undefined
+      ? DEFAULT_HEARTBEAT_MS
+      : assertInteger(options.heartbeatMs, 'options.heartbeatMs', 0, MAX_TIMER_MS)
     let identity = options.identity
     let store: LogStore
     // What this start created on disk: removed again if it cannot listen (the port taken), so
@@ -176,7 +186,7 @@ export class Relay {
         server.close()
         throw error
       }
-      return new Relay(http, server, store, identity, options.clock ?? new SystemClock(), handshakeTimeoutMs)
+      return new Relay(http, server, store, identity, options.clock ?? new SystemClock(), handshakeTimeoutMs, heartbeatMs)
     } catch (error) {
       // Nothing stays open (or locked) when the relay cannot listen, nor on disk if it is new.
       await store.close()
@@ -281,11 +291,11 @@ export class Relay {
     }
     let handshaking: Promise<void> = Promise.resolve()
     let isClosed = false
-    transport.onClose(() => {
+    transport.onClose((code) => {
       this.connections.delete(transport)
       isClosed = true
       clearTimeout(timeout)
-      session?.close()
+      session?.close(code === CLOSE_PEER_TIMEOUT ? new ProtocolError('PEER_TIMEOUT', `the peer did not answer for ${this.heartbeatMs} ms after a ping: the connection was cut`) : undefined)
     })
     transport.onMessage((data) => {
       if (session) {

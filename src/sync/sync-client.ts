@@ -20,7 +20,7 @@ import { FrameBudget } from './frame-budget.js'
 import { MemoryEndpoint } from './memory-endpoint.js'
 import { decodeMessage, encodeMessage, MAX_FRAME_BYTES, PROTOCOL_VERSIONS, type Message, type WithheldEvent } from './messages.js'
 import { SyncSession } from './sync-session.js'
-import { CLOSE_NORMAL, CLOSE_TOO_BIG, WebSocketTransport, type Transport } from './transport.js'
+import { CLOSE_NORMAL, CLOSE_PEER_TIMEOUT, CLOSE_TOO_BIG, DEFAULT_HEARTBEAT_MS, WebSocketTransport, type Transport } from './transport.js'
 
 export type SyncStatus = 'connecting' | 'catching-up' | 'live' | 'error' | 'closed'
 
@@ -44,6 +44,12 @@ export interface SyncOptions {
    * next sync sends what is left.
    */
   readonly finishTimeoutMs?: number
+  /**
+   * The connection's heartbeat (default DEFAULT_HEARTBEAT_MS, 15 s; 0: none): a relay silent
+   * for a whole interval after a ping is taken for gone, and the client connects again after the
+   * backoff (error PEER_TIMEOUT). See WebSocketTransportOptions.
+   */
+  readonly heartbeatMs?: number
 }
 
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000
@@ -59,8 +65,8 @@ const MAX_DELAY_MS = 2 ** 31 - 1
  * @throws InputError UNKNOWN_FIELD, WRONG_TYPE, OUT_OF_RANGE
  */
 export function readSyncOptions(value: unknown): SyncOptions {
-  const raw = assertOptions(value, ['token', 'live', 'relayKey', 'initialDelayMs', 'maxDelayMs', 'handshakeTimeoutMs', 'finishTimeoutMs'], 'options')
-  const delay = (name: 'initialDelayMs' | 'maxDelayMs' | 'handshakeTimeoutMs' | 'finishTimeoutMs', min: number): { [key: string]: number } =>
+  const raw = assertOptions(value, ['token', 'live', 'relayKey', 'initialDelayMs', 'maxDelayMs', 'handshakeTimeoutMs', 'finishTimeoutMs', 'heartbeatMs'], 'options')
+  const delay = (name: 'initialDelayMs' | 'maxDelayMs' | 'handshakeTimeoutMs' | 'finishTimeoutMs' | 'heartbeatMs', min: number): { [key: string]: number } =>
     raw[name] === undefined ? {} : { [name]: assertInteger(raw[name], `options.${name}`, min, MAX_DELAY_MS) }
   const options: SyncOptions = {
     ...(raw.token !== undefined ? { token: assertNonEmptyString(raw.token, 'options.token') } : {}),
@@ -71,6 +77,8 @@ export function readSyncOptions(value: unknown): SyncOptions {
     ...delay('maxDelayMs', 1),
     ...delay('handshakeTimeoutMs', 1),
     ...delay('finishTimeoutMs', 1),
+    // 0: no heartbeat.
+    ...delay('heartbeatMs', 0),
   }
   // A first delay above the longest would be cut to it without a word.
   const { initialDelayMs, maxDelayMs = DEFAULT_MAX_DELAY_MS } = options
@@ -201,7 +209,8 @@ export class SyncClient {
     if (this.stopped) return
     this.setStatus('connecting')
     const socket = new WebSocket(this.url, { maxPayload: MAX_FRAME_BYTES })
-    const transport = new WebSocketTransport(socket)
+    const heartbeatMs = this.options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS
+    const transport = new WebSocketTransport(socket, { heartbeatMs })
     this.transport = transport
     this.session = undefined
     const nonce = newNonce(this.memory.crypto)
@@ -235,6 +244,7 @@ export class SyncClient {
       if (this.transport !== transport) return
       // The relay refused a frame as too big: sending it again would fail again.
       if (code === CLOSE_TOO_BIG) failure ??= new ProtocolError('FRAME_TOO_LARGE', 'the relay refused a frame over its size limit')
+      if (code === CLOSE_PEER_TIMEOUT) failure ??= new ProtocolError('PEER_TIMEOUT', `the relay did not answer for ${heartbeatMs} ms after a ping: the connection was cut`)
       if (!this.stopped) this.dropped(failure ?? new ProtocolError('CONNECTION_CLOSED', 'the connection closed'))
     })
     transport.onMessage((data) => {
