@@ -12,6 +12,7 @@ import { compareHlc } from './hlc.js'
 import type { AuthorKey, EventId } from './ids.js'
 import type { Equivocation } from './chain-authentication.js'
 import type { CausalInfo, SpaceState, Tip } from './space-state.js'
+import { encodePriorityStart, isPriorityBody } from './priority-index.js'
 import type { StorageWrite } from './storage.js'
 import { keys } from './store-keys.js'
 import {
@@ -44,10 +45,14 @@ export class ApplyBatch {
   /** Set when an event proves its author signed two events at one seq. */
   equivocation: Equivocation | undefined
 
+  /** Where the priority index starts if this batch begins it: before the batch's first event. */
+  private readonly priorityStart: number
+
   constructor(private readonly state: SpaceState, private readonly recordedAt: number) {
     this.meta = state.meta
     this.authority = state.authority
     this.nextLocal = state.nextLocal()
+    this.priorityStart = this.nextLocal - 1
   }
 
   get applied(): readonly StagedEvent[] {
@@ -174,6 +179,8 @@ export class ApplyBatch {
     const space = this.state.space
     const writes: StorageWrite[] = []
     for (const staged of this.order) {
+      // Every event of this batch lies past the index's start (it starts before the first batch it sees).
+      if (isPriorityBody(staged.event.body)) writes.push({ type: 'put', key: keys.priority(space, staged.local), value: new TextEncoder().encode(staged.event.id) })
       const { event } = staged
       writes.push({
         type: 'put',
@@ -192,6 +199,7 @@ export class ApplyBatch {
       if (staged.control) writes.push({ type: 'put', key: keys.control(space, staged.local), value: encodeControl(staged.control) })
     }
     if (this.order.length === 0) return writes
+    if (this.state.priorityStart === undefined) writes.push({ type: 'put', key: keys.priorityStart(space), value: encodePriorityStart(this.priorityStart) })
     for (const [author, run] of this.runs) {
       writes.push({ type: 'put', key: keys.run(space, author, run.from), value: encodeIdRun(run.ids) })
     }
@@ -207,6 +215,7 @@ export class ApplyBatch {
   /** Moves the staged state into the space's memory; call only after `writes()` were stored. */
   commit(): void {
     if (this.order.length === 0) return
+    this.state.priorityStart ??= this.priorityStart
     this.state.meta = this.meta
     this.state.nextLocalSeq = this.nextLocal
     this.state.authority = this.authority

@@ -13,6 +13,7 @@ import { assertEnvelopeList, decodeEnvelope, type DecodedEvent } from './decode-
 import { decodeBody, decodeHeader } from './event.js'
 import type { EventId, SpaceId } from './ids.js'
 import { planIngest, type Candidate } from './ingest-plan.js'
+import { isPriorityBody } from './priority-index.js'
 import { requirementsOf, type SpaceState } from './space-state.js'
 import type { LogStorage, StorageWrite } from './storage.js'
 import { keys } from './store-keys.js'
@@ -168,6 +169,11 @@ async function fillBodies(context: IngestContext, duplicates: readonly DecodedEv
     const record = decodeEventRecord(bytes, keys.event(context.space, event.id))
     if (record.erased || record.body !== undefined) return
     writes.push({ type: 'put', key: keys.event(context.space, event.id), value: encodeEventRecord({ ...record, body: event.bodyBytes as Uint8Array }) })
+    // Indexed now that its body is here, if the index covers its position (priority-index.ts).
+    const start = context.state.priorityStart
+    if (start !== undefined && record.local > start && isPriorityBody(event.body)) {
+      writes.push({ type: 'put', key: keys.priority(context.space, record.local), value: new TextEncoder().encode(event.id) })
+    }
     // Until the projection has placed it (a crash may come first): SpaceLog.lateBodies.
     writes.push({ type: 'put', key: keys.lateBody(context.space, event.id), value: LATE_BODY_MARK })
     filled.push(event.id)

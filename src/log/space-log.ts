@@ -28,7 +28,7 @@ import { Mutex } from './mutex.js'
 import { eventSignable } from './signable.js'
 import type { SpaceState } from './space-state.js'
 import type { LogStorage, StorageWrite } from './storage.js'
-import { keys } from './store-keys.js'
+import { keys, parseSeqKey } from './store-keys.js'
 import {
   decodeEventRecord, decodeIdRun, encodeEquivocation, encodeEventRecord,
   type EquivocationRecord, type EventRecord,
@@ -472,6 +472,82 @@ export class SpaceLog {
       const withBody = options.withBody ? options.withBody(toLogEvent(id, record)) : true
       return toEnvelope(id, record, withBody, options.signatures === 'stored' || lastOfAuthor.get(author) === id)
     })
+  }
+
+  /**
+   * The apply position of the first event beyond `since` (the lowest over the authors' first
+   * events past it), or undefined when this store holds nothing beyond it. One read per author
+   * that has more.
+   */
+  async positionAfter(since: VersionVector): Promise<number | undefined> {
+    const vector = assertVersionVector(since, 'since')
+    const ids: EventId[] = []
+    for (const [author, tip] of this.state.tips) {
+      const seq = (vector[author] ?? 0) + 1
+      if (seq > tip.seq) continue
+      const id = (await this.state.idsBySeq(author, seq, seq)).get(seq)
+      if (id !== undefined) ids.push(id)
+    }
+    let first: number | undefined
+    for (const event of await this.readMany(ids)) if (first === undefined || event.local < first) first = event.local
+    return first
+  }
+
+  /**
+   * The ids of the deletions and redactions this store applied from position `from` on, in
+   * apply order (priority-index.ts), or undefined when its index does not reach back that far
+   * (a store from before the index, for its older events). Their bodies may have been erased since.
+   */
+  async priorityEventsFrom(from: number): Promise<EventId[] | undefined> {
+    assertInteger(from, 'from', 1)
+    const start = this.state.priorityStart
+    if (start === undefined || from <= start) return undefined
+    const prefix = keys.priorityPrefix(this.space)
+    const ids: EventId[] = []
+    for await (const [, value] of this.storage.entries({ gte: keys.priority(this.space, from), lt: keys.end(prefix) })) {
+      ids.push(new TextDecoder().decode(value) as EventId)
+    }
+    return ids
+  }
+
+  /**
+   * The events applied here at positions `from` to `to` (default: the last applied when the
+   * read starts), as envelopes with every stored signature, in apply order, about `batch` at a
+   * time (a batch ends with a run of the order index). Each batch is read when asked for: a
+   * reader that stops early reads no more, and one that pauses holds nothing but its batch.
+   */
+  async *envelopesFrom(from: number, options: { to?: number; batch?: number } = {}): AsyncIterable<EventEnvelope[]> {
+    assertInteger(from, 'from', 1)
+    const raw = assertOptions(options, ['to', 'batch'], 'options')
+    const to = raw.to === undefined ? this.appliedCount : assertInteger(raw.to, 'options.to', 0)
+    const batch = raw.batch === undefined ? 2000 : assertInteger(raw.batch, 'options.batch', 1)
+    const prefix = keys.orderPrefix(this.space)
+    let position = from
+    while (position <= to) {
+      // The run holding `position` starts at it or before it.
+      let first = keys.order(this.space, position)
+      for await (const [key] of this.storage.entries({ gte: prefix, lte: first, reverse: true, limit: 1 })) first = key
+      const ids: EventId[] = []
+      let next = position
+      for await (const [key, value] of this.storage.entries({ gte: first, lt: keys.end(prefix) })) {
+        const runStart = parseSeqKey(key.slice(prefix.length))
+        const run = decodeIdRun(value, key)
+        if (runStart > to) break
+        const end = Math.min(run.length, to - runStart + 1)
+        for (let i = Math.max(0, position - runStart); i < end; i++) ids.push(run[i] as EventId)
+        next = Math.max(next, runStart + end)
+        if (ids.length >= batch) break
+      }
+      if (ids.length === 0) return
+      const values = await this.storage.getMany(ids.map((id) => keys.event(this.space, id)))
+      const envelopes: EventEnvelope[] = []
+      values.forEach((bytes, i) => {
+        const id = ids[i] as EventId
+        if (bytes) envelopes.push(toEnvelope(id, decodeEventRecord(bytes, keys.event(this.space, id)), true, true))
+      })
+      yield envelopes
+      position = next
+    }
   }
 
   /** The causal vector of an applied event (each author's highest seq in its past, itself included). */

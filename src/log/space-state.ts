@@ -9,6 +9,7 @@ import { SpaceAuthority } from './authorization.js'
 import { decodeHeader, type EventHeader } from './event.js'
 import type { Hlc } from './hlc.js'
 import type { AuthorKey, EventId, SpaceId } from './ids.js'
+import { decodePriorityStart } from './priority-index.js'
 import type { LogStorage } from './storage.js'
 import { keys, parseSeqKey } from './store-keys.js'
 import {
@@ -70,6 +71,8 @@ export class SpaceState {
   private readonly causalCache = new Map<EventId, CausalInfo>()
   /** The local seq the next applied event gets. */
   nextLocalSeq = 1
+  /** The position the priority index starts after; undefined until a batch under it applied events (priority-index.ts). */
+  priorityStart: number | undefined
 
   private constructor(readonly space: SpaceId, private readonly storage: LogStorage) {}
 
@@ -85,6 +88,7 @@ export class SpaceState {
       state.authority = new SpaceAuthority(state.meta.owner, controls)
     }
     await state.loadTips()
+    state.priorityStart = decodePriorityStart(await storage.get(keys.priorityStart(space)))
     const orderPrefix = keys.orderPrefix(space)
     for await (const [key, value] of storage.entries({ gte: orderPrefix, lt: keys.end(orderPrefix), reverse: true, limit: 1 })) {
       state.nextLocalSeq = parseSeqKey(key.slice(orderPrefix.length)) + decodeIdRun(value, key).length

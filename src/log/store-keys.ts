@@ -15,6 +15,8 @@
  *   <space>:f:<author>             an equivocation by the author
  *   <space>:y                      a compaction owed for erased bodies (erasure-compactor.ts);
  *                                  never synced
+ *   <space>:t:<local>              a deletion or redaction at that apply position (its id), and
+ *   <space>:i                      the position that index starts after (priority-index.ts)
  *   <space>:w:<id>:<relay hash>    a relay's word that it keeps this replica's event as a header
  *                                  only (sync protocol version 2); never synced
  *                                  (memory/withheld-writes.ts)
@@ -53,6 +55,9 @@ export const keys = {
   flagPrefix: (space: string) => `${space}:f:`,
   withheldPrefix: (space: string) => `${space}:w:`,
   compactionOwed: (space: string) => `${space}:y`,
+  priority: (space: string, local: number) => `${space}:t:${seqKey(local)}`,
+  priorityPrefix: (space: string) => `${space}:t:`,
+  priorityStart: (space: string) => `${space}:i`,
   spaceEntry: (space: string) => `g:space:${space}`,
   spaceEntryPrefix: () => 'g:space:',
   /**

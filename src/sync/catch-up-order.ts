@@ -9,8 +9,9 @@
  * the deletions' causal pasts (a down-closed set, kept in apply order); the rest keeps apply
  * order, and its causal past is in the first part or before it.
  */
-import type { EventEnvelope, VersionVector } from '../log/index.js'
+import type { EventEnvelope, SpaceLog, VersionVector } from '../log/index.js'
 import { authorAndSeq } from './frames.js'
+import { MAX_FRAME_EVENTS } from './messages.js'
 
 // A body is canonical JSON with its keys in order (data, op, salt): the operation sits at the
 // end, after any user data, and the hex salt closes it.
@@ -49,4 +50,105 @@ export async function deletionsFirst(
     ;(seq <= (reach[author] ?? 0) ? first : rest).push(envelope)
   }
   return [...first, ...rest]
+}
+
+/**
+ * The events a peer at `since` lacks, in the order `deletionsFirst` gives them, read from the log
+ * a batch at a time as the caller asks (a session asks as its window opens), so a catch-up of
+ * the whole history holds a batch in memory, not the history, and its first frame goes out at
+ * once. The deletions and redactions come from the log's priority index; the first part is then
+ * read from the first position beyond `since`, the rest from the first beyond their reach. Each
+ * batch ends where every author's last event in it carries a signature (frames end only there).
+ *
+ * Falls back to `deletionsFirst` over one read of everything (a single batch) when the index
+ * does not reach back to the first event beyond `since` (a store from before it), or when that
+ * event lies so far back that a read in apply order would mostly pass over events the peer holds.
+ */
+export async function* catchUpBatches(log: SpaceLog, since: VersionVector, batch = MAX_FRAME_EVENTS): AsyncGenerator<EventEnvelope[]> {
+  const start = await log.positionAfter(since)
+  if (start === undefined) return
+  const upTo = log.appliedCount
+  let missing = 0
+  for (const [author, seq] of Object.entries(log.versionVector())) missing += Math.max(0, seq - (since[author] ?? 0))
+  const priority = upTo - start + 1 <= 2 * missing + batch ? await log.priorityEventsFrom(start) : undefined
+  if (priority === undefined) {
+    const all = await deletionsFirst(await log.envelopesSince(since, { signatures: 'stored' }), (id) => log.causalVector(id))
+    if (all.length > 0) yield all
+    return
+  }
+  const reach: Record<string, number> = {}
+  for (const id of priority) {
+    const envelope = await log.envelope(id)
+    // Its body erased since: no longer a deletion to send first (as deletionsFirst sees it).
+    if (!envelope || !isTombstoneEnvelope(envelope)) continue
+    const { author, seq } = authorAndSeq(envelope)
+    if (seq <= (since[author] ?? 0)) continue
+    for (const [other, otherSeq] of Object.entries((await log.causalVector(id)) ?? {})) if (otherSeq > (reach[other] ?? 0)) reach[other] = otherSeq
+  }
+  const cutter = new SignedBatches(batch)
+  let firstPart = 0
+  for (const [author, seq] of Object.entries(reach)) firstPart += Math.max(0, seq - (since[author] ?? 0))
+  if (firstPart > 0) {
+    for await (const envelopes of log.envelopesFrom(start, { to: upTo, batch })) {
+      const first = envelopes.filter((envelope) => {
+        const { author, seq } = authorAndSeq(envelope)
+        return seq > (since[author] ?? 0) && seq <= (reach[author] ?? 0)
+      })
+      firstPart -= first.length
+      yield* cutter.push(first)
+      if (firstPart <= 0) break
+    }
+  }
+  const beyond: Record<string, number> = { ...since }
+  for (const [author, seq] of Object.entries(reach)) if (seq > (beyond[author] ?? 0)) beyond[author] = seq
+  const rest = await log.positionAfter(beyond)
+  if (rest !== undefined) {
+    for await (const envelopes of log.envelopesFrom(rest, { to: upTo, batch })) {
+      yield* cutter.push(envelopes.filter((envelope) => {
+        const { author, seq } = authorAndSeq(envelope)
+        return seq > (beyond[author] ?? 0)
+      }))
+    }
+  }
+  yield* cutter.end()
+}
+
+/**
+ * Regroups a stream of events into batches of at least `size` that each end where every author's
+ * last event in the batch is signed; the last batch takes what is left.
+ */
+class SignedBatches {
+  private pending: EventEnvelope[] = []
+
+  constructor(private readonly size: number) {}
+
+  *push(envelopes: readonly EventEnvelope[]): Generator<EventEnvelope[]> {
+    for (const envelope of envelopes) this.pending.push(envelope)
+    if (this.pending.length < this.size) return
+    const cut = lastSignedCut(this.pending)
+    if (cut === 0) return
+    yield this.pending.slice(0, cut)
+    this.pending = this.pending.slice(cut)
+  }
+
+  *end(): Generator<EventEnvelope[]> {
+    if (this.pending.length > 0) yield this.pending
+    this.pending = []
+  }
+}
+
+/** The longest prefix after which every author's last event is signed (0: none). */
+function lastSignedCut(envelopes: readonly EventEnvelope[]): number {
+  const latestSigned = new Map<string, boolean>()
+  let unsigned = 0
+  let cut = 0
+  envelopes.forEach((envelope, i) => {
+    const { author } = authorAndSeq(envelope)
+    const signed = envelope.signature !== undefined
+    if (latestSigned.get(author) === false) unsigned--
+    if (!signed) unsigned++
+    latestSigned.set(author, signed)
+    if (unsigned === 0) cut = i + 1
+  })
+  return cut
 }

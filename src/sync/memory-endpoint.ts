@@ -6,7 +6,7 @@
  */
 import type { EventEnvelope, VersionVector } from '../log/index.js'
 import type { Memory } from '../memory/index.js'
-import { deletionsFirst } from './catch-up-order.js'
+import { catchUpBatches } from './catch-up-order.js'
 import type { WithheldEvent } from './messages.js'
 import type { Outgoing, SyncEndpoint } from './sync-session.js'
 
@@ -34,10 +34,9 @@ export class MemoryEndpoint implements SyncEndpoint {
     return this.memory.versionVector()
   }
 
-  /** With `rescope`, everything: a replica's peer may see all of it. */
+  /** With `rescope`, everything: a replica's peer may see all of it. Streamed from the log (catchUpBatches). */
   async envelopesFor(peerVector: VersionVector, options: { rescope?: boolean } = {}): Promise<Outgoing> {
-    const log = this.memory.log
-    return { events: await deletionsFirst(await log.envelopesSince(options.rescope ? {} : peerVector, { signatures: 'stored' }), (id) => log.causalVector(id)) }
+    return { events: [], more: catchUpBatches(this.memory.log, options.rescope ? {} : peerVector) }
   }
 
   /** A replica's peer may see everything. */

@@ -26,7 +26,7 @@ import { AuthError, CairnError, ProtocolError } from '../errors.js'
 import { canonicalJson, parseJson, type EventEnvelope, type JsonValue, type VersionVector } from '../log/index.js'
 import { redactionSkeleton, type Memory } from '../memory/index.js'
 import { isRecordKind, kindSpec, MEMORY_OPS, readRecordId, recordIdFor, tagsOf, type RecordKind, type RecordView } from '../projection/index.js'
-import { deletionsFirst } from './catch-up-order.js'
+import { catchUpBatches, deletionsFirst } from './catch-up-order.js'
 import { authorAndSeq } from './frames.js'
 import type { WithheldEvent } from './messages.js'
 import { wireMessage, type Outgoing, type SyncEndpoint } from './sync-session.js'
@@ -257,6 +257,10 @@ export class RelayEndpoint implements SyncEndpoint {
     // A peer whose access changed gets everything it may see again: its header-only copies of
     // what it may now read are filled in, and what it may no longer hold is withdrawn (tell).
     const since = options.rescope ? {} : peerVector
+    // A peer that may see everything (full access, or a token reading all with no scope to
+    // change) gets the catch-up streamed from the log; the others' events are judged together.
+    const token = this.access.token
+    if (!options.rescope && (!token || (hasPermission(token, 'read') && token.scope.all))) return { events: [], more: catchUpBatches(log, since) }
     if (options.rescope) this.rescoping = true
     try {
       return await this.visible(await deletionsFirst(await log.envelopesSince(since, { signatures: 'stored' }), (id) => log.causalVector(id)), peerVector)

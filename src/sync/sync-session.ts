@@ -33,6 +33,12 @@ export interface Outgoing {
   readonly withdraw?: readonly string[]
   readonly fills?: readonly EventEnvelope[]
   readonly events: readonly EventEnvelope[]
+  /**
+   * More events after `events`, read as the session asks for them (a catch-up streamed from the
+   * log, catch-up-order.ts): each batch ends at a signed boundary. The session pulls the next
+   * batch only once the last one's frames are sent, so at most one batch is held.
+   */
+  readonly more?: AsyncIterable<readonly EventEnvelope[]>
 }
 
 /** The local side of a session: one space, on a replica or a relay. */
@@ -342,9 +348,27 @@ export class SyncSession {
     }
     const envelopes = outgoing.events
     const limit = Math.min(this.peerFrameLimit, this.budget.send)
-    for (const frame of [...cutFills(outgoing.fills ?? [], limit), ...cutFrames(envelopes, limit)]) {
+    if (!await this.sendFrames([...cutFills(outgoing.fills ?? [], limit), ...cutFrames(envelopes, limit)])) return
+    // Everything handed over moves the peer's vector: a later pump sends only what is new.
+    this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(envelopes))
+    if (outgoing.more) {
+      for await (const batch of outgoing.more) {
+        if (!await this.sendFrames(cutFrames(batch, Math.min(this.peerFrameLimit, this.budget.send)))) return
+        this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(batch))
+      }
+    }
+    if (!this.sentCaughtUp) {
+      this.sentCaughtUp = true
+      await this.send({ type: 'caught-up' })
+    }
+    this.checkSynced()
+  }
+
+  /** Sends frames within the window; false once the session closed (the rest is not sent). */
+  private async sendFrames(frames: readonly (readonly WireEvent[])[]): Promise<boolean> {
+    for (const frame of frames) {
       await this.waitForWindow()
-      if (this.closed) return
+      if (this.closed) return false
       this.inFlight++
       this.largestSent = Math.max(this.largestSent, frame.length)
       const seq = ++this.sendSeq
@@ -352,13 +376,7 @@ export class SyncSession {
       await this.send({ type: 'events', seq, events: frame })
       this.listeners.emit('sent', { events: frame.length })
     }
-    // Everything handed over moves the peer's vector: a later pump sends only what is new.
-    this.peerVector = joinVectors(this.peerVector ?? {}, vectorOfEvents(envelopes))
-    if (!this.sentCaughtUp) {
-      this.sentCaughtUp = true
-      await this.send({ type: 'caught-up' })
-    }
-    this.checkSynced()
+    return !this.closed
   }
 
   /** The reported events that the acknowledged frame carried, each once, in the report's order. */

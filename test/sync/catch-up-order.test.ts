@@ -12,7 +12,7 @@ import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { EventEnvelope, EventId } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
-import { deletionsFirst, isTombstoneEnvelope } from '../../src/sync/catch-up-order.js'
+import { catchUpBatches, deletionsFirst, isTombstoneEnvelope } from '../../src/sync/catch-up-order.js'
 import { authorAndSeq, cutFrames } from '../../src/sync/frames.js'
 import { closeAll, deliver, openReplicas } from '../helpers/memory-replicas.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
@@ -74,6 +74,64 @@ describe('deletionsFirst', () => {
         await closeAll(memories)
       }
     }), { numRuns: 12 })
+  })
+})
+
+/** Every author's last event in the list carries a signature (a frame may end there). */
+function endsSigned(events: readonly EventEnvelope[]): boolean {
+  const last = new Map<string, EventEnvelope>()
+  for (const event of events) last.set(authorAndSeq(event).author, event)
+  return [...last.values()].every((event) => event.signature !== undefined)
+}
+
+async function collect(batches: AsyncIterable<EventEnvelope[]>): Promise<EventEnvelope[][]> {
+  const out: EventEnvelope[][] = []
+  for await (const batch of batches) out.push(batch)
+  return out
+}
+
+describe('catchUpBatches', () => {
+  it('streams exactly what deletionsFirst orders, in batches that end signed, for any peer vector', async () => {
+    await fc.assert(fc.asyncProperty(fc.nat(), fc.nat({ max: 80 }), fc.integer({ min: 1, max: 7 }), async (seed, cutAt, batch) => {
+      const random = new SeededRandom(seed)
+      const { memories } = await openReplicas(3)
+      const owner = memories[0] as Memory
+      try {
+        const ids: string[] = []
+        for (let step = 0; step < 16; step++) {
+          const memory = random.pick(memories)
+          const roll = random.int(0, 11)
+          const mine = ids.length > 0 ? random.pick(ids) : undefined
+          const visible = mine !== undefined && (await memory.status(mine)) === 'visible'
+          if (roll < 2 && visible) await memory.forget(mine)
+          else if (roll < 3 && visible) await memory.redact(mine)
+          else if (roll < 5 && visible) await memory.update(mine, { set: { summary: `edit ${step}` } })
+          else if (roll < 7) ids.push(...await memory.rememberMany(Array.from({ length: random.int(2, 8) }, (_, i) => ({ kind: 'episode' as const, summary: `b${step}.${i}` }))))
+          else ids.push(await memory.remember({ kind: 'episode', summary: `s${step}` }))
+          if (random.int(0, 2) === 0) await deliver(memory, random.pick(memories))
+        }
+        for (const memory of memories) await deliver(memory, owner)
+        // A peer holding a prefix of the owner's apply order (whole frames), or any replica's vector.
+        const log = await owner.log.envelopesSince({}, { signatures: 'stored' })
+        const frames = cutFrames(log, 3)
+        const prefix = frames.slice(0, cutAt % (frames.length + 1)).flat()
+        const peer = await Memory.open({ space: owner.space })
+        memories.push(peer)
+        if (prefix.length > 0) await peer.ingest(prefix.map((event) => ({ id: idOf(event.header), ...event })))
+        for (const since of [peer.versionVector(), (memories[1] as Memory).versionVector(), {}]) {
+          const expected = await deletionsFirst(await owner.log.envelopesSince(since, { signatures: 'stored' }), (id) => owner.log.causalVector(id))
+          const batches = await collect(catchUpBatches(owner.log, since, batch))
+          expect(batches.flat().map((event) => event.id)).toEqual(expected.map((event) => event.id))
+          expect(batches.flat().map((event) => event.signature !== undefined)).toEqual(expected.map((event) => event.signature !== undefined))
+          for (const each of batches.slice(0, -1)) {
+            expect(each.length).toBeGreaterThanOrEqual(batch)
+            expect(endsSigned(each)).toBe(true)
+          }
+        }
+      } finally {
+        await closeAll(memories)
+      }
+    }), { numRuns: 15 })
   })
 })
 
