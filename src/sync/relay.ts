@@ -33,6 +33,13 @@ import { SyncSession, wireMessage } from './sync-session.js'
 import { CLOSE_PEER_TIMEOUT, CLOSE_POLICY, CLOSE_PROTOCOL, CountingTransport, DEFAULT_HEARTBEAT_MS, WebSocketTransport, type TrafficCounter, type Transport } from './transport.js'
 
 export const HANDSHAKE_TIMEOUT_MS = 10_000
+/**
+ * A relay's heartbeat, four times a client's (DEFAULT_HEARTBEAT_MS): a client notices a lost
+ * relay quickly and reconnects, while the relay only cleans up. A client that does not ping (an
+ * earlier version, or `heartbeatMs: 0`) answers with pongs alone, which wait behind the relay's
+ * data: the longer interval lets a 4 MiB frame cross a link of ~35 KB/s before the relay cuts it.
+ */
+export const RELAY_HEARTBEAT_MS = 4 * DEFAULT_HEARTBEAT_MS
 
 export interface RelayOptions {
   /** A directory for the relay's key and store; without one, everything is in memory. */
@@ -45,8 +52,8 @@ export interface RelayOptions {
   /** How long a connection may take to finish its handshake (default HANDSHAKE_TIMEOUT_MS). */
   readonly handshakeTimeoutMs?: number
   /**
-   * Each connection's heartbeat (default DEFAULT_HEARTBEAT_MS, 15 s; 0: none): a peer silent for
-   * a whole interval after a ping is cut off and its session ends (PEER_TIMEOUT), so sessions of
+   * Each connection's heartbeat (default RELAY_HEARTBEAT_MS, 60 s; 0: none): a peer silent
+   * through two whole intervals is cut off and its session ends (PEER_TIMEOUT), so sessions of
    * peers gone without a word do not pile up. See WebSocketTransportOptions.
    */
   readonly heartbeatMs?: number
@@ -137,7 +144,7 @@ export class Relay {
       ? HANDSHAKE_TIMEOUT_MS
       : assertInteger(options.handshakeTimeoutMs, 'options.handshakeTimeoutMs', 1)
     const heartbeatMs = options.heartbeatMs === undefined
-      ? DEFAULT_HEARTBEAT_MS
+      ? RELAY_HEARTBEAT_MS
       : assertInteger(options.heartbeatMs, 'options.heartbeatMs', 0, MAX_TIMER_MS)
     let identity = options.identity
     let store: LogStore
@@ -295,7 +302,7 @@ export class Relay {
       this.connections.delete(transport)
       isClosed = true
       clearTimeout(timeout)
-      session?.close(code === CLOSE_PEER_TIMEOUT ? new ProtocolError('PEER_TIMEOUT', `the peer did not answer for ${this.heartbeatMs} ms after a ping: the connection was cut`) : undefined)
+      session?.close(code === CLOSE_PEER_TIMEOUT ? new ProtocolError('PEER_TIMEOUT', `nothing came from the peer for ${2 * this.heartbeatMs} ms (two heartbeats): the connection was cut`) : undefined)
     })
     transport.onMessage((data) => {
       if (session) {

@@ -46,7 +46,7 @@ export interface SyncOptions {
   readonly finishTimeoutMs?: number
   /**
    * The connection's heartbeat (default DEFAULT_HEARTBEAT_MS, 15 s; 0: none): a relay silent
-   * for a whole interval after a ping is taken for gone, and the client connects again after the
+   * through two whole intervals is taken for gone, and the client connects again after the
    * backoff (error PEER_TIMEOUT). See WebSocketTransportOptions.
    */
   readonly heartbeatMs?: number
@@ -244,7 +244,7 @@ export class SyncClient {
       if (this.transport !== transport) return
       // The relay refused a frame as too big: sending it again would fail again.
       if (code === CLOSE_TOO_BIG) failure ??= new ProtocolError('FRAME_TOO_LARGE', 'the relay refused a frame over its size limit')
-      if (code === CLOSE_PEER_TIMEOUT) failure ??= new ProtocolError('PEER_TIMEOUT', `the relay did not answer for ${heartbeatMs} ms after a ping: the connection was cut`)
+      if (code === CLOSE_PEER_TIMEOUT) failure ??= new ProtocolError('PEER_TIMEOUT', `nothing came from the relay for ${2 * heartbeatMs} ms (two heartbeats): the connection was cut`)
       if (!this.stopped) this.dropped(failure ?? new ProtocolError('CONNECTION_CLOSED', 'the connection closed'))
     })
     transport.onMessage((data) => {

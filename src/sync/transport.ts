@@ -22,8 +22,7 @@ export const CLOSE_TOO_BIG = 1009
 export const CLOSE_PROTOCOL = 4000
 /**
  * Reported to this side's close listeners (never sent: the connection is cut, not closed) when
- * the peer stayed silent through a heartbeat: no frame and no pong for a whole interval after a
- * ping.
+ * nothing came from the peer (no frame, byte, ping or pong) through two heartbeat intervals.
  */
 export const CLOSE_PEER_TIMEOUT = 4008
 
@@ -32,12 +31,12 @@ export const DEFAULT_HEARTBEAT_MS = 15_000
 
 export interface WebSocketTransportOptions {
   /**
-   * Every this many ms, a WebSocket ping goes to the peer unless one is still unanswered and
-   * nothing at all came since it was sent: then the connection is cut (close code
-   * CLOSE_PEER_TIMEOUT). A peer gone without a word (a laptop asleep, a network changed, a host
-   * lost) is thus noticed within two intervals instead of when TCP gives up, hours later. Any
-   * frame counts as an answer, so a peer busy sending is never cut; one that blocks its event
-   * loop for a whole interval is. 0 turns the heartbeat off.
+   * Every this many ms, a WebSocket ping goes to the peer; once nothing at all (a frame, bytes
+   * of one arriving, a ping or a pong) came through two whole intervals, the connection is cut
+   * (close code CLOSE_PEER_TIMEOUT). A peer gone without a word (a laptop asleep, a network changed, a host
+   * lost) is thus noticed within about two intervals instead of when TCP gives up, hours later.
+   * A peer busy sending is not cut, nor one whose pong waits behind this side's data while its
+   * own pings come; one that blocks its event loop for two intervals is. 0 turns the heartbeat off.
    */
   readonly heartbeatMs?: number
 }
@@ -45,7 +44,8 @@ export interface WebSocketTransportOptions {
 export class WebSocketTransport implements Transport {
   private heartbeat: NodeJS.Timeout | undefined
   private heard = false
-  private pinged = false
+  private lastHeardAt = 0
+  private bytesAtLastHeard = 0
   private timedOut = false
   private readonly heartbeatMs: number
   private lastBeatAt = 0
@@ -64,6 +64,7 @@ export class WebSocketTransport implements Transport {
       socket.on('ping', heard)
       socket.once('close', () => clearInterval(this.heartbeat))
       this.lastBeatAt = Date.now()
+      this.lastHeardAt = this.lastBeatAt
       this.heartbeat = setInterval(() => this.beat(), intervalMs)
       this.heartbeat.unref()
     }
@@ -75,20 +76,38 @@ export class WebSocketTransport implements Transport {
       if (this.socket.readyState > 1) clearInterval(this.heartbeat)
       return
     }
-    // A beat this late means this side's event loop was blocked: the timer runs before the I/O
-    // that waited meanwhile (the pong may be in it), so no verdict this time.
+    // A beat this late means this side's event loop was blocked (or the machine slept): no
+    // verdict this time, the silence is counted from now.
     const now = Date.now()
     const late = now - this.lastBeatAt > this.heartbeatMs * 1.5
     this.lastBeatAt = now
-    if (this.pinged && !this.heard && !late) {
+    this.socket.ping()
+    // The verdict waits for the poll phase: what arrived while this side's loop was blocked (a
+    // timer runs before the I/O that waited) is read before it.
+    setImmediate(() => {
+      if (this.socket.readyState !== 1) return
+      const read = this.bytesRead()
+      if (late || this.heard || read !== this.bytesAtLastHeard) {
+        this.heard = false
+        this.bytesAtLastHeard = read
+        this.lastHeardAt = now
+        return
+      }
+      // Silent for two whole intervals: the peer's own pings (which travel the direction this
+      // side is not filling) come once an interval, so one late one does not cut it.
+      if (now - this.lastHeardAt < 2 * this.heartbeatMs) return
       this.timedOut = true
       clearInterval(this.heartbeat)
       this.socket.terminate()
-      return
-    }
-    this.heard = false
-    this.pinged = true
-    this.socket.ping()
+    })
+  }
+
+  /**
+   * Bytes read off the TCP connection so far: a frame still arriving (a big one over a slow link
+   * takes longer than an interval, and the peer's pong queues behind it) shows the peer is there.
+   */
+  private bytesRead(): number {
+    return (this.socket as unknown as { _socket?: { bytesRead?: number } })._socket?.bytesRead ?? 0
   }
 
   get bufferedAmount(): number {
