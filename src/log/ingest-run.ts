@@ -169,9 +169,9 @@ async function fillBodies(context: IngestContext, duplicates: readonly DecodedEv
     const record = decodeEventRecord(bytes, keys.event(context.space, event.id))
     if (record.erased || record.body !== undefined) return
     writes.push({ type: 'put', key: keys.event(context.space, event.id), value: encodeEventRecord({ ...record, body: event.bodyBytes as Uint8Array }) })
-    // Indexed now that its body is here, if the index covers its position (priority-index.ts).
-    const start = context.state.priorityStart
-    if (start !== undefined && record.local > start && isPriorityBody(event.body)) {
+    // Indexed now that its body is here (priority-index.ts); below the index's start too, for a
+    // backfill that read the record before this body came (SpaceLog.startPriorityBackfill).
+    if (isPriorityBody(event.body)) {
       writes.push({ type: 'put', key: keys.priority(context.space, record.local), value: new TextEncoder().encode(event.id) })
     }
     // Until the projection has placed it (a crash may come first): SpaceLog.lateBodies.

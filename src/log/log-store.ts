@@ -133,6 +133,7 @@ export class LogStore {
       log = SpaceState.load(this.storage, id).then(async (state) => {
         const opened = new SpaceLog(this.storage, state, this.crypto, this.clock)
         await opened.resumeErasureCompaction()
+        opened.startPriorityBackfill()
         return opened
       })
       log.catch(() => this.spaces.delete(id))
@@ -167,7 +168,11 @@ export class LogStore {
   async close(): Promise<void> {
     // Erased bodies leave the files before the store closes. A compaction that failed stays owed
     // (its marker is stored): the next open compacts the space, so closing goes on.
-    for (const log of this.spaces.values()) await (await log.catch(() => undefined))?.erasuresCompacted().catch(() => undefined)
+    for (const log of this.spaces.values()) {
+      const opened = await log.catch(() => undefined)
+      await opened?.stopPriorityBackfill()
+      await opened?.erasuresCompacted().catch(() => undefined)
+    }
     await this.storage.close()
   }
 }

@@ -25,6 +25,7 @@ import { Listeners } from './listeners.js'
 import { toEnvelope, toLogEvent, type LogEvent } from './log-event.js'
 import { verifyLog, type VerifyReport } from './log-verifier.js'
 import { Mutex } from './mutex.js'
+import { encodePriorityStart, isPriorityBody } from './priority-index.js'
 import { eventSignable } from './signable.js'
 import type { SpaceState } from './space-state.js'
 import type { LogStorage, StorageWrite } from './storage.js'
@@ -335,6 +336,53 @@ export class SpaceLog {
     if ((await this.storage.get(keys.compactionOwed(this.space))) === undefined) return
     const prefix = keys.eventPrefix(this.space)
     this.compactor.request({ start: prefix, end: keys.end(prefix) })
+  }
+
+  /** The background indexing of events stored before the priority index (startPriorityBackfill). */
+  private backfill: Promise<void> | undefined
+  private backfillStopped = false
+
+  /**
+   * Indexes, in the background, the deletions and redactions this store held before it kept the
+   * priority index (priority-index.ts): once done, the index starts at the space's start and a
+   * catch-up of the whole history is streamed (sync/catch-up-order.ts). Nothing to do for a space
+   * begun under the index. Stopped by `stopPriorityBackfill` (a store closing): the next open
+   * starts it again. A failure leaves the index as it was.
+   */
+  startPriorityBackfill(): void {
+    this.backfill ??= this.backfillPriorityIndex().catch(() => undefined)
+  }
+
+  /** Stops a backfill under way at its next event and waits for it. */
+  async stopPriorityBackfill(): Promise<void> {
+    this.backfillStopped = true
+    await this.backfill
+  }
+
+  /** Resolves once a backfill started here has ended (tests). */
+  async priorityBackfilled(): Promise<void> {
+    await this.backfill
+  }
+
+  private async backfillPriorityIndex(): Promise<void> {
+    if (this.state.priorityStart === 0) return
+    // What the index does not cover: up to its start, or everything applied if it has none yet.
+    const through = this.state.priorityStart ?? this.appliedCount
+    if (through === 0) return
+    const writes: StorageWrite[] = []
+    for await (const event of this.readApplied(0)) {
+      if (this.backfillStopped) return
+      if (event.local > through) break
+      if (isPriorityBody(event.body)) writes.push({ type: 'put', key: keys.priority(this.space, event.local), value: utf8Encode(event.id) })
+    }
+    await this.mutex.run(async () => {
+      // A batch applied meanwhile started the index right after `through`: the first batch under
+      // it sets the position before its events, and no event is applied but through a batch.
+      if (this.backfillStopped || (this.state.priorityStart !== undefined && this.state.priorityStart !== through)) return
+      writes.push({ type: 'put', key: keys.priorityStart(this.space), value: encodePriorityStart(0) })
+      await this.storage.write(writes)
+      this.state.priorityStart = 0
+    })
   }
 
   /** A setting of this replica (what it last synced through, say): stored beside its log, never synced. */
