@@ -598,6 +598,26 @@ export class SpaceLog {
     }
   }
 
+  /** Envelopes of these applied events (every stored signature), in the order given; ids not applied here are left out. */
+  async envelopesOf(ids: readonly string[]): Promise<EventEnvelope[]> {
+    const eventIds = assertArray(ids, 'ids').map((id, i) => assertEventId(id, `ids[${i}]`))
+    const values = await this.storage.getMany(eventIds.map((id) => keys.event(this.space, id)))
+    const out: EventEnvelope[] = []
+    values.forEach((bytes, i) => {
+      const id = eventIds[i] as EventId
+      if (bytes) out.push(toEnvelope(id, decodeEventRecord(bytes, keys.event(this.space, id)), true, true))
+    })
+    return out
+  }
+
+  /** The causal vectors of applied events (as `causalVector`), by id; ids not applied here are left out. */
+  async causalVectors(ids: readonly string[]): Promise<Map<EventId, VersionVector>> {
+    const eventIds = assertArray(ids, 'ids').map((id, i) => assertEventId(id, `ids[${i}]`))
+    const out = new Map<EventId, VersionVector>()
+    for (const [id, info] of await this.state.causalInfo(eventIds)) out.set(id, info.vector)
+    return out
+  }
+
   /** The causal vector of an applied event (each author's highest seq in its past, itself included). */
   async causalVector(id: string): Promise<VersionVector | undefined> {
     const eventId = assertEventId(id, 'id')

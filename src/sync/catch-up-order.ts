@@ -76,14 +76,15 @@ export async function* catchUpBatches(log: SpaceLog, since: VersionVector, batch
     if (all.length > 0) yield all
     return
   }
-  const reach: Record<string, number> = {}
-  for (const id of priority) {
-    const envelope = await log.envelope(id)
-    // Its body erased since: no longer a deletion to send first (as deletionsFirst sees it).
-    if (!envelope || !isTombstoneEnvelope(envelope)) continue
+  // Read together: a space with thousands of deletions would otherwise pay a round trip each.
+  // A body erased since no longer makes a deletion to send first (as deletionsFirst sees it).
+  const tombstones = (await log.envelopesOf(priority)).filter((envelope) => {
     const { author, seq } = authorAndSeq(envelope)
-    if (seq <= (since[author] ?? 0)) continue
-    for (const [other, otherSeq] of Object.entries((await log.causalVector(id)) ?? {})) if (otherSeq > (reach[other] ?? 0)) reach[other] = otherSeq
+    return seq > (since[author] ?? 0) && isTombstoneEnvelope(envelope)
+  })
+  const reach: Record<string, number> = {}
+  for (const vector of (await log.causalVectors(tombstones.map((envelope) => envelope.id))).values()) {
+    for (const [author, seq] of Object.entries(vector)) if (seq > (reach[author] ?? 0)) reach[author] = seq
   }
   const cutter = new SignedBatches(batch)
   let firstPart = 0
@@ -114,8 +115,10 @@ export async function* catchUpBatches(log: SpaceLog, since: VersionVector, batch
 }
 
 /**
- * Regroups a stream of events into batches of at least `size` that each end where every author's
- * last event in the batch is signed; the last batch takes what is left.
+ * Regroups a stream of events into batches that each end where every author's last event in the
+ * batch is signed: once `size` are pending, at the last such place among them, which may come
+ * before the `size`th (on a store synced through frames most events carry no signature); the
+ * last batch takes what is left.
  */
 class SignedBatches {
   private pending: EventEnvelope[] = []

@@ -10,6 +10,7 @@ import { PRIORITY_OPS } from '../../src/log/priority-index.js'
 import { Memory } from '../../src/memory/index.js'
 import { MEMORY_OPS } from '../../src/projection/index.js'
 import { catchUpBatches, deletionsFirst } from '../../src/sync/catch-up-order.js'
+import { closeAll, deliver, openReplicas } from '../helpers/memory-replicas.js'
 
 const opened: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -91,6 +92,33 @@ describe('the priority index', () => {
     expect(all).toHaveLength(1)
     const expected = await deletionsFirst(await memory.log.envelopesSince({}, { signatures: 'stored' }), (id) => memory.log.causalVector(id))
     expect(all[0]?.map((event) => event.id)).toEqual(expected.map((event) => event.id))
+  })
+
+  it('no longer sends first a deletion whose body was erased since, as deletionsFirst does not', async () => {
+    const { memories } = await openReplicas(3)
+    const [owner, writer, peer] = memories as [Memory, Memory, Memory]
+    opened.push({ close: () => closeAll(memories) })
+    // The peer applies the writer's records first, then the owner's deletion (not in their past):
+    // a catch-up from it sends the deletion and its past ahead of the writer's records.
+    await writer.rememberMany(Array.from({ length: 50 }, (_, i) => ({ kind: 'episode' as const, summary: `writer ${i}` })))
+    const [doomed] = await owner.rememberMany([{ kind: 'episode', summary: 'doomed' }])
+    await owner.forget(doomed as string)
+    await deliver(writer, peer)
+    await deliver(owner, peer)
+    const [forget] = await peer.log.priorityEventsFrom(1) ?? []
+    const order = async () => ({
+      expected: (await deletionsFirst(await peer.log.envelopesSince({}, { signatures: 'stored' }), (id) => peer.log.causalVector(id))).map((event) => event.id),
+      streamed: (await collect(catchUpBatches(peer.log, {}, 10))).flat().map((event) => event.id),
+    })
+    const before = await order()
+    expect(before.streamed).toEqual(before.expected)
+    const writersLast = (await writer.log.envelopesSince({})).at(-1)?.id
+    expect(before.streamed.indexOf(forget as string)).toBeLessThan(before.streamed.indexOf(writersLast as string))
+    // Erased (a log-level erasure): the index still names it, the envelope no longer says what it is.
+    await peer.log.erase([forget as string])
+    const after = await order()
+    expect(after.streamed).toEqual(after.expected)
+    expect(after.streamed.indexOf(forget as string)).toBeGreaterThan(after.streamed.indexOf(writersLast as string))
   })
 
   it('indexes a deletion whose body comes after its header', async () => {
