@@ -257,16 +257,24 @@ export class RelayEndpoint implements SyncEndpoint {
     // A peer whose access changed gets everything it may see again: its header-only copies of
     // what it may now read are filled in, and what it may no longer hold is withdrawn (tell).
     const since = options.rescope ? {} : peerVector
-    // A peer that may see everything (full access, or a token reading all with no scope to
-    // change) gets the catch-up streamed from the log; the others' events are judged together.
+    // The catch-up is streamed from the log (catchUpBatches) to a peer that may see everything
+    // (full access, or a token reading all), and judged batch by batch for a token whose scope
+    // names no tags: a record's kind and id never change, so each event is judged alone, with
+    // nothing to fill in or withdraw. A tag scope or a rescope is judged over the whole set.
     const token = this.access.token
     if (!options.rescope && (!token || (hasPermission(token, 'read') && token.scope.all))) return { events: [], more: catchUpBatches(log, since) }
+    if (!options.rescope && token && token.scope.tags === undefined) return { events: [], more: this.judged(catchUpBatches(log, since), peerVector) }
     if (options.rescope) this.rescoping = true
     try {
       return await this.visible(await deletionsFirst(await log.envelopesSince(since, { signatures: 'stored' }), (id) => log.causalVector(id)), peerVector)
     } finally {
       this.rescoping = false
     }
+  }
+
+  /** What a peer whose scope names no tags may see of each batch (`visible`: no fills or withdrawals come of it). */
+  private async *judged(batches: AsyncIterable<EventEnvelope[]>, peerVector: VersionVector): AsyncGenerator<EventEnvelope[]> {
+    for await (const batch of batches) yield [...(await this.visible(batch, peerVector)).events]
   }
 
   /** Set while a rescope's events are filtered: every record's place is told, with no fills (the events carry the bodies). */

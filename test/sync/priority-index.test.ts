@@ -107,8 +107,8 @@ describe('the priority index', () => {
     await deliver(owner, peer)
     const [forget] = await peer.log.priorityEventsFrom(1) ?? []
     const order = async () => ({
-      expected: (await deletionsFirst(await peer.log.envelopesSince({}, { signatures: 'stored' }), (id) => peer.log.causalVector(id))).map((event) => event.id),
-      streamed: (await collect(catchUpBatches(peer.log, {}, 10))).flat().map((event) => event.id),
+      expected: (await deletionsFirst(await peer.log.envelopesSince({}, { signatures: 'stored' }), (id) => peer.log.causalVector(id))).map((event): string => event.id),
+      streamed: (await collect(catchUpBatches(peer.log, {}, 10))).flat().map((event): string => event.id),
     })
     const before = await order()
     expect(before.streamed).toEqual(before.expected)

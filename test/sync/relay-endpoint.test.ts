@@ -11,6 +11,7 @@ import { decodeToken } from '../../src/auth/index.js'
 import { defaultCrypto, joinVectors, type EventEnvelope, type VersionVector } from '../../src/log/index.js'
 import type { Memory } from '../../src/memory/index.js'
 import { vectorOfEvents } from '../../src/sync/frames.js'
+import { deletionsFirst } from '../../src/sync/catch-up-order.js'
 import { RelayEndpoint } from '../../src/sync/relay-endpoint.js'
 import type { Outgoing } from '../../src/sync/sync-session.js'
 import { eventsOf, openOwner, openReplica, Teardown, tokenFor } from '../helpers/sync-fixtures.js'
@@ -84,5 +85,45 @@ describe('a record whose tags change while the relay judges a batch for a tag re
     const second = await exchange(owner, endpoint, first.vector)
     const events = await eventsOf(owner, id)
     expect(bodiesHeld([first.outgoing, second.outgoing], id, events)).toEqual([])
+  })
+})
+
+describe('a catch-up for a token peer', () => {
+  /** A relay's memory holding preferences and episodes, one of each deleted, and a reader's token of `scope`. */
+  async function catchUp(scope: Parameters<typeof tokenFor>[2]) {
+    const owner = await openOwner(teardown)
+    const reader = await openReplica(teardown, owner)
+    for (let i = 0; i < 30; i++) {
+      await owner.rememberMany([
+        { kind: 'preference', key: `p${i}`, value: `v${i}` },
+        { kind: 'episode', summary: `episode ${i}`, tags: i % 2 === 0 ? ['work'] : ['home'] },
+      ])
+    }
+    const [preference] = (await owner.query({ kind: 'preference', limit: 1 })).records
+    const [episode] = (await owner.query({ kind: 'episode', limit: 1 })).records
+    await owner.forget(preference?.id as string)
+    await owner.forget(episode?.id as string)
+    const endpoint = new RelayEndpoint(owner, { key: reader.author, token: decodeToken(tokenFor(owner, reader, scope), defaultCrypto()) })
+    // What the whole-set path sends: the same catch-up order, judged at once.
+    const whole = await endpoint.visible(await deletionsFirst(await owner.log.envelopesSince({}, { signatures: 'stored' }), (id) => owner.log.causalVector(id)), {})
+    return { outgoing: await endpoint.envelopesFor({}), whole }
+  }
+  const shape = (events: readonly EventEnvelope[]) => events.map((event) => `${event.id}:${event.body ? 'body' : 'header'}`)
+
+  it('is streamed and judged batch by batch when the scope names no tags, as the whole set would be', async () => {
+    const { outgoing, whole } = await catchUp({ kinds: ['preference'] })
+    expect(outgoing.events).toEqual([])
+    expect(outgoing.more).toBeDefined()
+    const streamed: EventEnvelope[] = []
+    for await (const batch of outgoing.more ?? []) streamed.push(...batch)
+    expect(whole.fills ?? []).toEqual([])
+    expect(shape(streamed)).toEqual(shape(whole.events))
+    expect(streamed.filter((event) => event.body).length).toBeLessThan(streamed.length)
+  })
+
+  it('is judged over the whole set when the scope names tags', async () => {
+    const { outgoing, whole } = await catchUp({ tags: { any: ['work'] } })
+    expect(outgoing.more).toBeUndefined()
+    expect(shape(outgoing.events)).toEqual(shape(whole.events))
   })
 })
