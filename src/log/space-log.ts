@@ -587,24 +587,22 @@ export class SpaceLog {
         if (ids.length >= batch) break
       }
       if (ids.length === 0) return
-      const values = await this.storage.getMany(ids.map((id) => keys.event(this.space, id)))
-      const envelopes: EventEnvelope[] = []
-      values.forEach((bytes, i) => {
-        const id = ids[i] as EventId
-        if (bytes) envelopes.push(toEnvelope(id, decodeEventRecord(bytes, keys.event(this.space, id)), true, true))
-      })
-      yield envelopes
+      yield await this.readEnvelopes(ids)
       position = next
     }
   }
 
   /** Envelopes of these applied events (every stored signature), in the order given; ids not applied here are left out. */
   async envelopesOf(ids: readonly string[]): Promise<EventEnvelope[]> {
-    const eventIds = assertArray(ids, 'ids').map((id, i) => assertEventId(id, `ids[${i}]`))
-    const values = await this.storage.getMany(eventIds.map((id) => keys.event(this.space, id)))
+    return this.readEnvelopes(assertArray(ids, 'ids').map((id, i) => assertEventId(id, `ids[${i}]`)))
+  }
+
+  /** Envelopes of stored events with every stored signature, in the order given, missing ones left out. */
+  private async readEnvelopes(ids: readonly EventId[]): Promise<EventEnvelope[]> {
+    const values = await this.storage.getMany(ids.map((id) => keys.event(this.space, id)))
     const out: EventEnvelope[] = []
     values.forEach((bytes, i) => {
-      const id = eventIds[i] as EventId
+      const id = ids[i] as EventId
       if (bytes) out.push(toEnvelope(id, decodeEventRecord(bytes, keys.event(this.space, id)), true, true))
     })
     return out

@@ -54,3 +54,22 @@ export async function closeAll(memories: readonly Memory[]): Promise<void> {
 export async function bodyText(memory: Memory): Promise<string> {
   return (await memory.events()).map((envelope) => Buffer.from(envelope.body ?? []).toString('utf8')).join('\n')
 }
+
+/**
+ * One step of a random history over `memories`: on a random replica, forget, redact (with
+ * `redact`) or update one of `ids` it still shows, or remember a batch or one record (their ids
+ * go into `ids`). Returns the replica it acted on.
+ */
+export async function randomStep(memories: readonly Memory[], ids: string[], random: SeededRandom, step: number, options: { redact?: boolean } = {}): Promise<Memory> {
+  const redact = options.redact ?? false
+  const memory = random.pick(memories)
+  const roll = random.int(0, redact ? 11 : 9)
+  const mine = ids.length > 0 ? random.pick(ids) : undefined
+  const visible = mine !== undefined && (await memory.status(mine)) === 'visible'
+  if (roll < 2 && visible) await memory.forget(mine)
+  else if (redact && roll < 3 && visible) await memory.redact(mine)
+  else if (roll < (redact ? 5 : 4) && visible) await memory.update(mine, { set: { summary: `edit ${step}` } })
+  else if (roll < (redact ? 7 : 6)) ids.push(...await memory.rememberMany(Array.from({ length: random.int(2, 8) }, (_, i) => ({ kind: 'episode' as const, summary: `b${step}.${i}` }))))
+  else ids.push(await memory.remember({ kind: 'episode', summary: `s${step}` }))
+  return memory
+}

@@ -14,7 +14,7 @@ import type { EventEnvelope, EventId } from '../../src/log/index.js'
 import { Memory } from '../../src/memory/index.js'
 import { catchUpBatches, deletionsFirst, isTombstoneEnvelope } from '../../src/sync/catch-up-order.js'
 import { authorAndSeq, cutFrames } from '../../src/sync/frames.js'
-import { closeAll, deliver, openReplicas } from '../helpers/memory-replicas.js'
+import { closeAll, deliver, openReplicas, randomStep } from '../helpers/memory-replicas.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 import { openOwner, openReplica, startRelay, startSync, Teardown } from '../helpers/sync-fixtures.js'
 
@@ -34,13 +34,7 @@ describe('deletionsFirst', () => {
       try {
         const ids: string[] = []
         for (let step = 0; step < 14; step++) {
-          const memory = random.pick(memories)
-          const roll = random.int(0, 9)
-          const mine = ids.length > 0 ? random.pick(ids) : undefined
-          if (roll < 2 && mine && (await memory.status(mine)) === 'visible') await memory.forget(mine)
-          else if (roll < 4 && mine && (await memory.status(mine)) === 'visible') await memory.update(mine, { set: { summary: `edit ${step}` } })
-          else if (roll < 6) ids.push(...await memory.rememberMany(Array.from({ length: random.int(2, 8) }, (_, i) => ({ kind: 'episode' as const, summary: `b${step}.${i}` }))))
-          else ids.push(await memory.remember({ kind: 'episode', summary: `s${step}` }))
+          const memory = await randomStep(memories, ids, random, step)
           if (random.int(0, 2) === 0) await deliver(memory, random.pick(memories))
         }
         for (const memory of memories) await deliver(memory, owner)
@@ -99,15 +93,7 @@ describe('catchUpBatches', () => {
       try {
         const ids: string[] = []
         for (let step = 0; step < 16; step++) {
-          const memory = random.pick(memories)
-          const roll = random.int(0, 11)
-          const mine = ids.length > 0 ? random.pick(ids) : undefined
-          const visible = mine !== undefined && (await memory.status(mine)) === 'visible'
-          if (roll < 2 && visible) await memory.forget(mine)
-          else if (roll < 3 && visible) await memory.redact(mine)
-          else if (roll < 5 && visible) await memory.update(mine, { set: { summary: `edit ${step}` } })
-          else if (roll < 7) ids.push(...await memory.rememberMany(Array.from({ length: random.int(2, 8) }, (_, i) => ({ kind: 'episode' as const, summary: `b${step}.${i}` }))))
-          else ids.push(await memory.remember({ kind: 'episode', summary: `s${step}` }))
+          const memory = await randomStep(memories, ids, random, step, { redact: true })
           if (random.int(0, 2) === 0) await deliver(memory, random.pick(memories))
         }
         for (const memory of memories) await deliver(memory, owner)

@@ -13,7 +13,7 @@ import { authorAndSeq, cutFrames } from '../../src/sync/frames.js'
 import { MemoryEndpoint } from '../../src/sync/memory-endpoint.js'
 import { SyncSession } from '../../src/sync/sync-session.js'
 import type { Transport } from '../../src/sync/transport.js'
-import { closeAll, openReplicas } from '../helpers/memory-replicas.js'
+import { closeAll, openReplicas, randomStep } from '../helpers/memory-replicas.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 import { waitFor } from '../helpers/sync-fixtures.js'
 
@@ -55,15 +55,7 @@ describe('catchUpBatches on stores synced through frames', () => {
       try {
         const ids: string[] = []
         for (let step = 0; step < 22; step++) {
-          const memory = random.pick(memories)
-          const roll = random.int(0, 11)
-          const mine = ids.length > 0 ? random.pick(ids) : undefined
-          const visible = mine !== undefined && (await memory.status(mine)) === 'visible'
-          if (roll < 2 && visible) await memory.forget(mine)
-          else if (roll < 3 && visible) await memory.redact(mine)
-          else if (roll < 5 && visible) await memory.update(mine, { set: { summary: `edit ${step}` } })
-          else if (roll < 7) ids.push(...await memory.rememberMany(Array.from({ length: random.int(2, 8) }, (_, i) => ({ kind: 'episode' as const, summary: `b${step}.${i}` }))))
-          else ids.push(await memory.remember({ kind: 'episode', summary: `s${step}` }))
+          const memory = await randomStep(memories, ids, random, step, { redact: true })
           const exchange = random.int(0, 5)
           if (exchange <= 1) await deliverFramed(memory, random.pick(memories), random, exchange === 1)
           else if (exchange === 2) await fillBodies(random.pick(memories), random.pick(memories))
