@@ -12,6 +12,7 @@ import { compareHlc } from './hlc.js'
 import type { AuthorKey, EventId } from './ids.js'
 import type { Equivocation } from './chain-authentication.js'
 import type { CausalInfo, SpaceState, Tip } from './space-state.js'
+import { utf8Encode } from './bytes.js'
 import { encodePriorityStart, isPriorityBody } from './priority-index.js'
 import type { StorageWrite } from './storage.js'
 import { keys } from './store-keys.js'
@@ -180,7 +181,7 @@ export class ApplyBatch {
     const writes: StorageWrite[] = []
     for (const staged of this.order) {
       // Every event of this batch lies past the index's start (it starts before the first batch it sees).
-      if (isPriorityBody(staged.event.body)) writes.push({ type: 'put', key: keys.priority(space, staged.local), value: new TextEncoder().encode(staged.event.id) })
+      if (isPriorityBody(staged.event.body)) writes.push({ type: 'put', key: keys.priority(space, staged.local), value: utf8Encode(staged.event.id) })
       const { event } = staged
       writes.push({
         type: 'put',

@@ -13,6 +13,7 @@ import { assertEnvelopeList, decodeEnvelope, type DecodedEvent } from './decode-
 import { decodeBody, decodeHeader } from './event.js'
 import type { EventId, SpaceId } from './ids.js'
 import { planIngest, type Candidate } from './ingest-plan.js'
+import { utf8Encode } from './bytes.js'
 import { isPriorityBody } from './priority-index.js'
 import { requirementsOf, type SpaceState } from './space-state.js'
 import type { LogStorage, StorageWrite } from './storage.js'
@@ -172,7 +173,7 @@ async function fillBodies(context: IngestContext, duplicates: readonly DecodedEv
     // Indexed now that its body is here (priority-index.ts); below the index's start too, for a
     // backfill that read the record before this body came (SpaceLog.startPriorityBackfill).
     if (isPriorityBody(event.body)) {
-      writes.push({ type: 'put', key: keys.priority(context.space, record.local), value: new TextEncoder().encode(event.id) })
+      writes.push({ type: 'put', key: keys.priority(context.space, record.local), value: utf8Encode(event.id) })
     }
     // Until the projection has placed it (a crash may come first): SpaceLog.lateBodies.
     writes.push({ type: 'put', key: keys.lateBody(context.space, event.id), value: LATE_BODY_MARK })

@@ -9,7 +9,7 @@ import { assertArray, assertBoolean, assertInteger, assertKnownKeys, assertNonEm
 import { AuthError, CairnError, InputError, StorageError } from '../errors.js'
 import { ApplyBatch, NO_DEPS, type StagedEvent } from './apply-batch.js'
 import { GRANT_OP, REVOKE_OP, REVOKE_TOKEN_OP, RIGHTS, type Right } from './authorization.js'
-import { utf8Encode } from './bytes.js'
+import { utf8Decode, utf8Encode } from './bytes.js'
 import type { Equivocation } from './chain-authentication.js'
 import type { JsonValue } from './canonical-json.js'
 import type { Clock } from './clock.js'
@@ -553,7 +553,7 @@ export class SpaceLog {
     const prefix = keys.priorityPrefix(this.space)
     const ids: EventId[] = []
     for await (const [, value] of this.storage.entries({ gte: keys.priority(this.space, from), lt: keys.end(prefix) })) {
-      ids.push(new TextDecoder().decode(value) as EventId)
+      ids.push(utf8Decode(value) as EventId)
     }
     return ids
   }
