@@ -105,6 +105,8 @@ export class WebSocketTransport implements Transport {
   /**
    * Bytes read off the TCP connection so far: a frame still arriving (a big one over a slow link
    * takes longer than an interval, and the peer's pong queues behind it) shows the peer is there.
+   * ws keeps its net.Socket as `_socket` (not a documented field, stable across ws versions); if
+   * it were gone, bytes would not count and frames, pings and pongs still would.
    */
   private bytesRead(): number {
     return (this.socket as unknown as { _socket?: { bytesRead?: number } })._socket?.bytesRead ?? 0
