@@ -10,25 +10,25 @@
  * order, and its causal past is in the first part or before it.
  */
 import type { EventEnvelope, SpaceLog, VersionVector } from '../log/index.js'
+import { PRIORITY_OPS } from '../log/priority-index.js'
 import { authorAndSeq } from './frames.js'
 import { MAX_FRAME_EVENTS } from './messages.js'
 
 // A body is canonical JSON with its keys in order (data, op, salt): the operation sits at the
 // end, after any user data, and the hex salt closes it.
-const TOMBSTONE_TAIL = /"op":"memory\.(delete|redact)","salt":"[0-9a-f]*"\}$/
+const OP_TAIL = /"op":"([^"\\]*)","salt":"[0-9a-f]*"\}$/
 const TAIL_BYTES = 96
 
-/** Whether an event is a deletion or a redaction, read from the tail of its body. */
-export function tombstoneOpOf(envelope: EventEnvelope): 'delete' | 'redact' | undefined {
-  const { body } = envelope
-  if (!body) return undefined
-  const start = Math.max(0, body.byteLength - TAIL_BYTES)
-  const match = TOMBSTONE_TAIL.exec(Buffer.from(body.buffer, body.byteOffset + start, body.byteLength - start).toString('latin1'))
-  return match ? (match[1] as 'delete' | 'redact') : undefined
-}
-
+/**
+ * Whether an event is a deletion or a redaction (the ops the log's priority index keeps,
+ * PRIORITY_OPS), read from the tail of its body.
+ */
 export function isTombstoneEnvelope(envelope: EventEnvelope): boolean {
-  return tombstoneOpOf(envelope) !== undefined
+  const { body } = envelope
+  if (!body) return false
+  const start = Math.max(0, body.byteLength - TAIL_BYTES)
+  const match = OP_TAIL.exec(Buffer.from(body.buffer, body.byteOffset + start, body.byteLength - start).toString('latin1'))
+  return match !== null && PRIORITY_OPS.has(match[1] as string)
 }
 
 /** @param causalVector each event's causal vector (itself included), as the log stores it */

@@ -25,6 +25,27 @@ function idOf(header: Uint8Array): EventId {
   return createHash('sha256').update(header).digest('hex') as EventId
 }
 
+/**
+ * A random history of `steps` over `memories` (with redactions if `redact`), everything then
+ * delivered to the owner (memories[0]), and a new peer (added to `memories`) holding a prefix of
+ * the owner's apply order that ends signed (whole frames), chosen by `cutAt`.
+ */
+async function historyAndPeer(memories: Memory[], random: SeededRandom, steps: number, cutAt: number, redact: boolean): Promise<Memory> {
+  const owner = memories[0] as Memory
+  const ids: string[] = []
+  for (let step = 0; step < steps; step++) {
+    const memory = await randomStep(memories, ids, random, step, { redact })
+    if (random.int(0, 2) === 0) await deliver(memory, random.pick(memories))
+  }
+  for (const memory of memories) await deliver(memory, owner)
+  const frames = cutFrames(await owner.log.envelopesSince({}, { signatures: 'stored' }), 3)
+  const prefix = frames.slice(0, cutAt % (frames.length + 1)).flat()
+  const peer = await Memory.open({ space: owner.space })
+  memories.push(peer)
+  if (prefix.length > 0) await peer.ingest(prefix.map((event) => ({ id: idOf(event.header), ...event })))
+  return peer
+}
+
 describe('deletionsFirst', () => {
   it('is a causal order of the same events that puts every deletion before anything outside its causal past', async () => {
     await fc.assert(fc.asyncProperty(fc.nat(), fc.nat({ max: 60 }), async (seed, cutAt) => {
@@ -32,19 +53,7 @@ describe('deletionsFirst', () => {
       const { memories } = await openReplicas(3)
       const owner = memories[0] as Memory
       try {
-        const ids: string[] = []
-        for (let step = 0; step < 14; step++) {
-          const memory = await randomStep(memories, ids, random, step)
-          if (random.int(0, 2) === 0) await deliver(memory, random.pick(memories))
-        }
-        for (const memory of memories) await deliver(memory, owner)
-        const log = await owner.log.envelopesSince({}, { signatures: 'stored' })
-        // The peer holds a prefix of the owner's apply order that ends signed (whole frames).
-        const frames = cutFrames(log, 3)
-        const prefix = frames.slice(0, cutAt % (frames.length + 1)).flat()
-        const peer = await Memory.open({ space: owner.space })
-        memories.push(peer)
-        if (prefix.length > 0) await peer.ingest(prefix.map((event) => ({ id: idOf(event.header), ...event })))
+        const peer = await historyAndPeer(memories, random, 14, cutAt, false)
         const lacking = await owner.log.envelopesSince(peer.versionVector(), { signatures: 'stored' })
         const ordered = await deletionsFirst(lacking, (id) => owner.log.causalVector(id))
 
@@ -91,19 +100,8 @@ describe('catchUpBatches', () => {
       const { memories } = await openReplicas(3)
       const owner = memories[0] as Memory
       try {
-        const ids: string[] = []
-        for (let step = 0; step < 16; step++) {
-          const memory = await randomStep(memories, ids, random, step, { redact: true })
-          if (random.int(0, 2) === 0) await deliver(memory, random.pick(memories))
-        }
-        for (const memory of memories) await deliver(memory, owner)
         // A peer holding a prefix of the owner's apply order (whole frames), or any replica's vector.
-        const log = await owner.log.envelopesSince({}, { signatures: 'stored' })
-        const frames = cutFrames(log, 3)
-        const prefix = frames.slice(0, cutAt % (frames.length + 1)).flat()
-        const peer = await Memory.open({ space: owner.space })
-        memories.push(peer)
-        if (prefix.length > 0) await peer.ingest(prefix.map((event) => ({ id: idOf(event.header), ...event })))
+        const peer = await historyAndPeer(memories, random, 16, cutAt, true)
         for (const since of [peer.versionVector(), (memories[1] as Memory).versionVector(), {}]) {
           const expected = await deletionsFirst(await owner.log.envelopesSince(since, { signatures: 'stored' }), (id) => owner.log.causalVector(id))
           const batches = await collect(catchUpBatches(owner.log, since, batch))
